@@ -1,0 +1,228 @@
+"""File → blocks → validated rows → SQLite, one transaction per file.
+
+Library entry point for ``benchvault ingest``: everything the CLI does is callable from here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+import sqlite_utils
+from pydantic import ValidationError
+
+from . import __version__
+from .parsers.base import Block, BlockParseError, Parsed
+from .parsers.lines import ReadReport, UnreadableFile, file_digest, iter_lines
+from .parsers.segmenter import LineHit, Segmenter, Truncated
+from .schemas import store
+from .schemas.models import Source, UnparsedBlock
+
+TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".log", ".out", ".json", ".jsonl", ".csv", ".sql",
+                 ".mdx", ".text", ".err"}
+INSERT_BATCH = 500
+
+
+@dataclass
+class Warning_:
+    line: int
+    reason: str
+    format: str | None = None
+    raw_text: str | None = None
+
+    def where(self, path: str) -> str:
+        return f"{path}:{self.line}: {self.reason}"
+
+
+@dataclass
+class FileResult:
+    path: str
+    status: str = "ingested"          # ingested | unchanged | replaced | error
+    counts: dict[str, int] = field(default_factory=dict)
+    warnings: list[Warning_] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def runs(self) -> int:
+        return self.counts.get("serving_runs", 0)
+
+
+def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Files as given, directories walked for text-like files, sorted, without duplicates."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            out.extend(sorted(p for p in path.rglob("*")
+                              if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
+                              and not any(part.startswith(".") for part in p.parts)))
+        else:
+            out.append(path)
+    seen: set[Path] = set()
+    return [p for p in out if not (p.resolve() in seen or seen.add(p.resolve()))]
+
+
+def parse_file(path: Path, tags: dict[str, str] | None = None,
+               report: ReadReport | None = None) -> Iterator[Parsed | Warning_]:
+    """Every row (with children) and every warning in ``path``, in file order."""
+    report = report if report is not None else ReadReport()
+    segmenter = Segmenter(str(path), tags=tags)
+    for item in segmenter.run(iter_lines(path, report)):
+        if isinstance(item, Truncated):
+            yield Warning_(item.line_start, f"{item.format.name}: block starts here but never "
+                           f"ends (cut off at line {item.line_end}?)", item.format.name,
+                           "\n".join(item.lines))
+        elif isinstance(item, Block):
+            yield from _build_block(item)
+        elif isinstance(item, LineHit):
+            yield from _build_line(item)
+    if report.binary:
+        yield Warning_(1, "binary file (NUL bytes, not UTF-16): not read")
+    for lineno in report.fallback_lines[:1]:
+        more = len(report.fallback_lines) - 1
+        yield Warning_(lineno, "not UTF-8; read as Latin-1" + (f" (and {more} more lines)"
+                                                                 if more else ""))
+
+
+def _build_block(block: Block) -> Iterator[Parsed | Warning_]:
+    name = block.format.name
+    try:
+        parsed = block.format.build(block)
+    except BlockParseError as exc:
+        line = block.line_start + (exc.line - 1 if exc.line else 0)
+        yield Warning_(line, f"{name}: {exc.reason}", name, block.text)
+        return
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        yield Warning_(block.line_start, f"{name}: {where}: {first.get('msg')}", name, block.text)
+        return
+    _stamp(parsed, block.line_start, block.line_end, block.text)
+    for line, reason in parsed.warnings:
+        yield Warning_(line, f"{name}: {reason}", name)
+    yield parsed
+
+
+def _build_line(hit: LineHit) -> Iterator[Parsed | Warning_]:
+    name = hit.format.name
+    try:
+        parsed = hit.format.build(hit.line, hit.text, hit.context)
+    except (BlockParseError, ValidationError, ValueError) as exc:
+        yield Warning_(hit.line, f"{name}: {exc}", name, hit.text)
+        return
+    if parsed is not None:
+        _stamp(parsed, hit.line, hit.line, hit.text)
+        yield parsed
+
+
+def _stamp(parsed: Parsed, start: int, end: int, text: str) -> None:
+    row = parsed.row
+    for name, value in (("line_start", start), ("line_end", end), ("raw_text", text)):
+        if name in row.model_fields and getattr(row, name) is None:
+            setattr(row, name, value)
+
+
+def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | None = None,
+                force: bool = False) -> FileResult:
+    """Ingest one file in one transaction; an unchanged file is skipped."""
+    abspath = str(path.resolve())
+    result = FileResult(str(path))
+    try:
+        sha, size = file_digest(path)
+    except UnreadableFile as exc:
+        result.status, result.error = "error", str(exc)
+        return result
+    if not force and _unchanged(db, abspath, sha):
+        result.status = "unchanged"
+        return result
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        existing = _existing(db, abspath)
+        if existing and existing["sha256"] == sha and existing["parser_version"] == __version__ \
+                and not force:
+            result.status = "unchanged"
+            db.execute("COMMIT")
+            return result
+        if existing:
+            store.delete_source(db, existing["id"])
+            result.status = "replaced"
+        report = ReadReport()
+        source = Source(path=abspath, name=path.name, sha256=sha, size=size,
+                        ingested_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                        parser_version=__version__, tags=tags or None)
+        source_id = store.insert(db, source)
+        _write_rows(db, source_id, parse_file(path, tags, report), result)
+        if size == 0:
+            result.warnings.append(Warning_(1, "empty file"))
+        for warning in result.warnings:
+            store.insert(db, UnparsedBlock(source_id=source_id, format=warning.format,
+                                           line=warning.line, reason=warning.reason,
+                                           raw_text=warning.raw_text))
+        db["sources"].update(source_id, {"encoding": report.encoding,
+                                         "runs": result.runs,
+                                         "warnings": len(result.warnings)})
+        db.execute("COMMIT")
+    except UnreadableFile as exc:
+        db.execute("ROLLBACK")
+        result.status, result.error = "error", str(exc)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return result
+
+
+def _unchanged(db: sqlite_utils.Database, abspath: str, sha: str) -> bool:
+    existing = _existing(db, abspath)
+    return bool(existing and existing["sha256"] == sha
+                and existing["parser_version"] == __version__)
+
+
+def _existing(db: sqlite_utils.Database, abspath: str) -> dict | None:
+    rows = list(db.query("SELECT id, sha256, parser_version FROM sources WHERE path = ?",
+                         [abspath]))
+    return rows[0] if rows else None
+
+
+def _write_rows(db: sqlite_utils.Database, source_id: int, items: Iterable[Parsed | Warning_],
+                result: FileResult) -> None:
+    children = []
+    for item in items:
+        if isinstance(item, Warning_):
+            result.warnings.append(item)
+            continue
+        row = item.row
+        if "source_id" in row.model_fields:
+            row.source_id = source_id
+        row_id = store.insert(db, row)
+        result.counts[row.__table__] = result.counts.get(row.__table__, 0) + 1
+        for child in item.children:
+            for column, target, _ in child.__foreign_keys__:
+                if target == row.__table__:
+                    setattr(child, column, row_id)
+            children.append(child)
+            result.counts[child.__table__] = result.counts.get(child.__table__, 0) + 1
+        if len(children) >= INSERT_BATCH:
+            store.insert_many(db, children)
+            children = []
+    store.insert_many(db, children)
+
+
+def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path], tags: dict[str, str] | None = None,
+                 on_file: Callable[[FileResult], None] | None = None,
+                 force: bool = False) -> list[FileResult]:
+    results = []
+    for path in paths:
+        if path.is_dir() or not os.access(path, os.R_OK) and path.exists():
+            result = FileResult(str(path), status="error",
+                                error=f"{path}: not a readable file")
+        elif not path.exists():
+            result = FileResult(str(path), status="error", error=f"{path}: no such file")
+        else:
+            result = ingest_file(db, path, tags, force=force)
+        results.append(result)
+        if on_file:
+            on_file(result)
+    return results

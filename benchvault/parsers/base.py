@@ -1,0 +1,130 @@
+"""What a format module declares, and what the segmenter hands it.
+
+A format is one module in `benchvault/parsers/` with a `.lark` grammar beside it and a
+module-level ``FORMAT`` (a :class:`BlockFormat` or :class:`LineFormat`).  The registry in
+``benchvault.parsers`` finds every such module, so adding a format is adding files.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Protocol
+
+from pydantic import BaseModel
+
+
+class BlockParseError(ValueError):
+    """A block was found but cannot be read; ``line`` is 1-based within the block."""
+
+    def __init__(self, reason: str, line: int | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+
+
+@dataclass
+class Seen:
+    """A line of context the segmenter remembers (a command, a Namespace, a launch)."""
+
+    kind: str
+    text: str
+    line: int
+    section_depth: int
+    consumed: bool = False
+
+
+@dataclass
+class Context:
+    """Everything around a block that says what it measured."""
+
+    path: str = ""
+    section: list[str] = field(default_factory=list)
+    label: str | None = None
+    commands: dict[str, Seen] = field(default_factory=dict)
+    namespace: Seen | None = None
+    printed: dict[str, str] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)
+
+    def snapshot(self) -> "Context":
+        return Context(self.path, list(self.section), self.label, dict(self.commands),
+                       self.namespace, dict(self.printed), self.tags)
+
+    @property
+    def section_text(self) -> str | None:
+        return " > ".join(self.section) or None
+
+    @property
+    def label_or_heading(self) -> str | None:
+        return self.label or (self.section[-1] if self.section else None)
+
+
+@dataclass
+class Block:
+    """Lines the segmenter cut out for one format, with where they came from."""
+
+    format: "BlockFormat"
+    lines: list[str]
+    line_start: int
+    line_end: int
+    complete: bool
+    context: Context
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+class Record(Protocol):
+    """A validated row; ``children`` are rows of other tables that point back to it."""
+
+
+@dataclass
+class Parsed:
+    """What a format's ``build`` returns: one main row and the rows that hang off it."""
+
+    row: BaseModel
+    children: list[BaseModel] = field(default_factory=list)
+    warnings: list[tuple[int, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class BlockFormat:
+    """A multi-line result block with a recognisable first and last line."""
+
+    name: str
+    table: str
+    description: str
+    upstream: tuple[str, ...]
+    marker: str                      # cheap substring test before the start regex
+    start: re.Pattern[str]
+    end: re.Pattern[str] | None      # None: the block ends at the first line that is not its own
+    max_lines: int
+    build: Callable[[Block], Parsed]
+    commands: dict[str, re.Pattern[str]] = field(default_factory=dict)
+    preamble: re.Pattern[str] | None = None    # `Label: value` lines printed just before
+    continues: Callable[[str], bool] | None = None   # for end=None formats
+
+    def starts(self, line: str) -> bool:
+        return self.marker in line and self.start.search(line) is not None
+
+
+@dataclass(frozen=True)
+class LineFormat:
+    """A record that fits on one log line (a metrics line, a start-up fact)."""
+
+    name: str
+    table: str
+    description: str
+    upstream: tuple[str, ...]
+    markers: tuple[str, ...]
+    pattern: re.Pattern[str]
+    build: Callable[[int, str, Context], Parsed | None]
+    commands: dict[str, re.Pattern[str]] = field(default_factory=dict)
+
+    def matches(self, line: str) -> bool:
+        return any(m in line for m in self.markers) and self.pattern.search(line) is not None
+
+
+def numbers_only(items: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+    return {k: v for k, v in items if v is not None}

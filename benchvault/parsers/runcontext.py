@@ -1,0 +1,122 @@
+"""What a serving run's context says: client arguments and which engine was measured.
+
+Sources, weakest first: the markdown heading, the pasted command line, the `Key: value` lines
+the client printed just before its result, the printed ``Namespace(...)``.  A stronger source
+overwrites a weaker one (the Namespace is what the program actually ran with).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .base import Context
+from .cmdline import parse_command
+from .pyliteral import ReprParseError, json_safe, parse_namespace
+
+BENCH_COMMANDS = {
+    "serving_bench": re.compile(
+        r"(?:python[\d.]*\s+(?:-u\s+)?(?:-m\s+)?)?\S*\bbenchmark_serving(?:\.py)?\b"
+        r"|\bvllm\s+bench\s+serve\b"
+        r"|(?:python[\d.]*\s+)?-m\s+sglang\.bench_serving\b|\S*bench_serving\.py\b"
+    ),
+}
+
+# Server launches; the engine a client talked to is most often told by the launch before it.
+LAUNCH_COMMANDS = {
+    "vllm": re.compile(r"\bvllm\s+serve\b|-m\s+vllm\.entrypoints\.(?:openai\.)?api_server\b"),
+    "llama.cpp": re.compile(r"\S*\bllama-server\b|\S*/server\s+-m\b"),
+    "sglang": re.compile(r"-m\s+sglang\.launch_server\b|\bsglang\s+serve\b"),
+}
+
+ENGINE_WORDS = (
+    ("llama.cpp", re.compile(r"llama[._\- ]?cpp|llama-server|\bgguf\b", re.I)),
+    ("sglang", re.compile(r"\bsglang\b", re.I)),
+    ("vllm", re.compile(r"\bvllm\b", re.I)),
+)
+CLIENT_BACKEND_ENGINES = {"sglang": "sglang", "sglang-oai": "sglang", "tgi": "tgi",
+                          "lmdeploy": "lmdeploy", "tensorrt-llm": "tensorrt-llm",
+                          "trt": "tensorrt-llm", "llama.cpp": "llama.cpp"}
+
+RUN_KEYS = ("backend", "endpoint", "base_url", "host", "port", "model", "tokenizer",
+            "dataset_name", "dataset_path", "num_prompts", "max_concurrency", "request_rate",
+            "burstiness", "seed")
+PRINTED_KEYS = {"traffic request rate": "request_rate", "burstiness factor": "burstiness",
+                "maximum request concurrency": "max_concurrency",
+                "max request concurrency": "max_concurrency"}
+
+
+def engine_named_in(text: str | None) -> str | None:
+    """The one engine a heading or label names; None when it names none or several."""
+    if not text:
+        return None
+    named = {engine for engine, pattern in ENGINE_WORDS if pattern.search(text)}
+    return named.pop() if len(named) == 1 else None
+
+
+def launch_engine(context: Context) -> str | None:
+    seen = context.commands.get("launch")
+    if seen is None:
+        return None
+    for engine, pattern in LAUNCH_COMMANDS.items():
+        if pattern.search(seen.text):
+            return engine
+    return None
+
+
+def infer_engine(context: Context, model: str | None, printed_backend: str | None,
+                 client_backend: str | None) -> str:
+    candidates = (
+        engine_named_in(context.label),
+        "llama.cpp" if model and model.lower().endswith(".gguf") else None,
+        CLIENT_BACKEND_ENGINES.get((printed_backend or "").lower()),
+        launch_engine(context),
+        *(engine_named_in(heading) for heading in reversed(context.section)),
+        CLIENT_BACKEND_ENGINES.get((client_backend or "").lower()),
+    )
+    return next((c for c in candidates if c), "unknown")
+
+
+def _printed_values(context: Context) -> dict[str, Any]:
+    values = {}
+    for label, value in context.printed.items():
+        key = PRINTED_KEYS.get(label.lower())
+        word = value.split()[0].rstrip(".") if value.split() else ""
+        if key and word and word.lower() not in ("none", "not"):
+            values[key] = word
+    return values
+
+
+def serving_context(context: Context, printed_backend: str | None = None) -> dict[str, Any]:
+    """Row fields for a serving run from its context (never from the block itself)."""
+    row: dict[str, Any] = {"section": context.section_text, "label": context.label_or_heading,
+                           "tags": context.tags or None}
+    bench = context.commands.get("serving_bench")
+    if bench is not None:
+        command = parse_command(bench.text, BENCH_COMMANDS["serving_bench"])
+        if command is not None:
+            row["command"] = command.text
+            row.update({k: v for k, v in command.args.items() if k in RUN_KEYS})
+    row.update(_printed_values(context))
+    if context.namespace is not None:
+        try:
+            namespace = parse_namespace(context.namespace.text)
+        except ReprParseError:
+            namespace = None
+        if namespace is not None:
+            row["namespace"] = json_safe(namespace)
+            row.update({k: v for k, v in namespace.items() if k in RUN_KEYS and v is not None})
+    for key in ("max_concurrency", "num_prompts", "port", "seed"):
+        if isinstance(row.get(key), str):
+            try:
+                row[key] = int(row[key])
+            except ValueError:
+                row.pop(key)
+    for key in ("request_rate", "burstiness"):
+        if isinstance(row.get(key), str):
+            try:
+                row[key] = float(row[key])
+            except ValueError:
+                row.pop(key)
+    row["engine"] = infer_engine(context, row.get("model"), printed_backend, row.get("backend"))
+    return row

@@ -1,0 +1,251 @@
+"""Find result blocks in a stream of lines and give each the context that explains it.
+
+The segmenter reads a note or log once, top to bottom, keeping what a reader keeps in mind:
+the markdown heading path (outside code fences), the `# c=16` comment just before a block
+(inside fences, or anywhere in a plain log), the last benchmark command and server launch
+in scope, the printed ``Namespace(...)``.  Terminal-wrapped lines (a command cut at the
+terminal width, a ``Namespace(`` spread over several lines) are joined first.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from . import block_formats, line_formats
+from .base import Block, BlockFormat, Context, LineFormat, Seen
+from .runcontext import LAUNCH_COMMANDS
+
+FENCE_RE = re.compile(r"^\s*(?:`{3,}|~{3,})")
+HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+COMMENT_RE = re.compile(r"^\s*#+\s*(.*\S)\s*$")
+HTML_TAG_RE = re.compile(r"<[^>]+>")
+MARKDOWN_EMPHASIS_RE = re.compile(r"(\*\*|__|`)")
+ENTITY_RE = re.compile(r"&#x?[0-9a-fA-F]+;|&nbsp;")
+# Lines that start something new, so they never continue a wrapped command.
+NOT_CONTINUATION_RE = re.compile(
+    r"^(?:Namespace\(|=|-{3,}|#|INFO|WARNING|DEBUG|ERROR|\(|\[|\||`{3}|~{3}|\d+%\||Running\b)")
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".mkd")
+MAX_JOINED_LINES = 200
+WRAP_MIN_WIDTH = 80
+
+
+@dataclass
+class LineHit:
+    """A single-line record found by a :class:`LineFormat`."""
+
+    format: LineFormat
+    line: int
+    text: str
+    context: Context
+
+
+@dataclass
+class Truncated:
+    """A block that started but did not end: it becomes a warning and an unparsed row."""
+
+    format: BlockFormat
+    lines: list[str]
+    line_start: int
+    line_end: int
+
+
+def _nesting(text: str) -> int:
+    """Open brackets minus closed ones, outside quotes (a wrapped repr is still open)."""
+    depth, quote, escaped = 0, None, False
+    for ch in text:
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+    return depth
+
+
+def _opens_repr(text: str) -> bool:
+    return ("Namespace(" in text or "args: {" in text) and _nesting(text) > 0
+
+
+class Segmenter:
+    """One pass over a file's lines; yields Blocks, LineHits and Truncated blocks in order."""
+
+    def __init__(self, path: str, *, markdown: bool | None = None,
+                 tags: dict[str, str] | None = None):
+        self.markdown = path.lower().endswith(MARKDOWN_SUFFIXES) if markdown is None else markdown
+        self.formats = block_formats()
+        self.line_formats = line_formats()
+        self.commands: dict[str, re.Pattern[str]] = {"launch": re.compile(
+            "|".join(p.pattern for p in LAUNCH_COMMANDS.values()))}
+        for fmt in (*self.formats, *self.line_formats):
+            self.commands.update(fmt.commands)
+        self.any_command = re.compile("|".join(f"(?:{p.pattern})" for p in self.commands.values()))
+        self.preambles = [f.preamble for f in self.formats if f.preamble is not None]
+        self.ctx = Context(path=path, tags=dict(tags or {}))
+        self.heading_levels: list[int] = []
+        self.in_fence = False
+
+    # -- joining wrapped lines -------------------------------------------------------------
+    def logical_lines(self, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, int, str]]:
+        pending: tuple[int, int, str] | None = None
+        for lineno, text in lines:
+            if pending is not None:
+                start, end, joined = pending
+                if self._continues(joined, text):
+                    joined = joined[:-1].rstrip() + " " + text.strip() if joined.endswith("\\") \
+                        else joined + text
+                    if end - start + 1 >= MAX_JOINED_LINES or not self._still_open(joined):
+                        yield start, lineno, joined
+                        pending = None
+                    else:
+                        pending = (start, lineno, joined)
+                    continue
+                yield pending
+                pending = None
+            if self._still_open(text):
+                pending = (lineno, lineno, text)
+            else:
+                yield lineno, lineno, text
+        if pending is not None:
+            yield pending
+
+    def _is_command(self, text: str) -> bool:
+        return self.any_command.search(text) is not None
+
+    def _still_open(self, text: str) -> bool:
+        if _opens_repr(text):
+            return True
+        if text.endswith("\\") and self._is_command(text):
+            return True
+        return len(text) >= WRAP_MIN_WIDTH and self._is_command(text)
+
+    def _continues(self, joined: str, nxt: str) -> bool:
+        if _opens_repr(joined):
+            return bool(nxt.strip())
+        if joined.endswith("\\"):
+            return bool(nxt.strip())
+        # A terminal wrap: the next line starts at column 0 and carries on the flags.
+        if not nxt or nxt[0].isspace() or NOT_CONTINUATION_RE.match(nxt):
+            return False
+        return joined.endswith(("-", "=")) or " -" in nxt or nxt.startswith("-")
+
+    # -- context ---------------------------------------------------------------------------
+    def _heading(self, level: int, text: str) -> None:
+        text = ENTITY_RE.sub(" ", MARKDOWN_EMPHASIS_RE.sub("", HTML_TAG_RE.sub("", text)))
+        text = re.sub(r"\s+", " ", text).strip()
+        while self.heading_levels and self.heading_levels[-1] >= level:
+            self.heading_levels.pop()
+            self.ctx.section.pop()
+        self.heading_levels.append(level)
+        self.ctx.section.append(text)
+        self.ctx.commands = {k: s for k, s in self.ctx.commands.items() if s.section_depth < level}
+        self.ctx.label = None
+        self.ctx.namespace = None
+        self.ctx.printed = {}
+
+    @property
+    def _depth(self) -> int:
+        return self.heading_levels[-1] if self.heading_levels else 0
+
+    def _comment(self, text: str) -> None:
+        bench = self.ctx.commands.get("serving_bench")
+        if bench is not None and bench.consumed:
+            # A new label after a finished run starts a new experiment.
+            del self.ctx.commands["serving_bench"]
+        self.ctx.label = text
+        self.ctx.namespace = None
+
+    def _context_line(self, start: int, text: str) -> None:
+        if FENCE_RE.match(text):
+            self.in_fence = not self.in_fence
+            return
+        if self.markdown and not self.in_fence:
+            heading = HEADING_RE.match(text)
+            if heading:
+                self._heading(len(heading.group(1)), heading.group(2))
+                return
+        if self._is_command(text):
+            for kind, pattern in self.commands.items():
+                if pattern.search(text):
+                    self.ctx.commands[kind] = Seen(kind, text, start, self._depth)
+                    if kind == "serving_bench":
+                        self.ctx.namespace = None
+                        self.ctx.printed = {}
+                    break
+            return
+        stripped = text.lstrip()
+        if stripped.startswith("Namespace("):
+            self.ctx.namespace = Seen("namespace", stripped, start, self._depth)
+            return
+        if self.in_fence or not self.markdown:
+            comment = COMMENT_RE.match(text)
+            if comment and not text.lstrip().startswith("#!"):
+                self._comment(comment.group(1))
+                return
+        for preamble in self.preambles:
+            match = preamble.match(stripped)
+            if match:
+                self.ctx.printed[match.group(1)] = match.group(2).strip()
+                return
+
+    def _consume(self) -> None:
+        self.ctx.label = None
+        self.ctx.namespace = None
+        self.ctx.printed = {}
+        bench = self.ctx.commands.get("serving_bench")
+        if bench is not None:
+            bench.consumed = True
+
+    # -- the pass --------------------------------------------------------------------------
+    def run(self, lines: Iterable[tuple[int, str]]) -> Iterator[Block | LineHit | Truncated]:
+        block: Block | None = None
+        for start, end, text in self.logical_lines(lines):
+            if block is not None:
+                fmt = block.format
+                if fmt.end is not None and fmt.end.match(text):
+                    block.lines.append(text)
+                    block.line_end = end
+                    block.complete = True
+                    yield block
+                    block = None
+                    self._consume()
+                    continue
+                cut = (FENCE_RE.match(text) or len(block.lines) >= fmt.max_lines
+                       or any(f.starts(text) for f in self.formats))
+                if fmt.end is None and not cut and fmt.continues is not None and fmt.continues(text):
+                    block.lines.append(text)
+                    block.line_end = end
+                    continue
+                if fmt.end is None:
+                    block.complete = True
+                    yield block
+                    self._consume()
+                elif cut:
+                    yield Truncated(fmt, block.lines, block.line_start, block.line_end)
+                else:
+                    block.lines.append(text)
+                    block.line_end = end
+                    continue
+                block = None
+            started = next((f for f in self.formats if f.starts(text)), None)
+            if started is not None:
+                block = Block(started, [text], start, end, False, self.ctx.snapshot())
+                continue
+            self._context_line(start, text)
+            for fmt in self.line_formats:
+                if fmt.matches(text):
+                    yield LineHit(fmt, start, text, self.ctx.snapshot())
+        if block is not None:
+            if block.format.end is None:
+                block.complete = True
+                yield block
+            else:
+                yield Truncated(block.format, block.lines, block.line_start, block.line_end)

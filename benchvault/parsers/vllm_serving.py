@@ -1,0 +1,172 @@
+"""vLLM / SGLang serving benchmark result block → one ``serving_runs`` row.
+
+Upstream printers: vLLM ``benchmarks/benchmark_serving.py`` (0.4 → 0.10), ``vllm bench serve``
+(``vllm/benchmarks/serve.py``, 0.9 → current), SGLang ``python -m sglang.bench_serving``.
+
+Example (seed ``strix-halo``, ``# c=8``)::
+
+    ============ Serving Benchmark Result ============
+    Successful requests:                     64
+    Maximum request concurrency:             8
+    Benchmark duration (s):                  225.80
+    ...
+    P99 ITL (ms):                            431.69
+    ==================================================
+
+gives ``completed=64, max_concurrency=8, duration=225.8, ..., p99_itl_ms=431.69`` plus one
+``latency_stats`` row per latency line.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+from typing import Any
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import LarkError, UnexpectedInput
+
+from ..schemas.models import LATENCY_COLUMN_STATS, LatencyStat, ServingRun
+from .base import Block, BlockFormat, BlockParseError, Parsed
+from .runcontext import BENCH_COMMANDS, serving_context
+
+_METRIC_KEYS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2el", "e2elatency": "e2el"}
+_LATENCY_RE = re.compile(r"(\w+(?:\.\d+)?)\s+(TTFT|TPOT|ITL|E2EL|E2E\s+Latency)", re.I)
+_NUMBER_RE = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan", re.I)
+_NOT_SET = {"not set", "none", "n/a", "-"}
+
+
+def to_number(text: str | None, kind: type) -> int | float | None:
+    """The printed number; `inf` stays inf; `not set` is no value; anything else is an error."""
+    if text is None:
+        return None
+    text = text.strip()
+    if text.lower() in _NOT_SET:
+        return None
+    # `1.0 (Poisson process)`, `inf RPS.`: the number is the first word.
+    head = text.split()[0].rstrip(".,")
+    if not _NUMBER_RE.fullmatch(head):
+        raise ValueError(f"{text!r} is not a number")
+    number = float(head)
+    if kind is int and math.isfinite(number):
+        if number != int(number):
+            raise ValueError(f"{text!r} is not a whole number")
+        return int(number)
+    return number
+
+
+@v_args(inline=True)
+class BlockToFields(Transformer):
+    """Tree → list of (kind, payload, line) items; numbers are converted by ``build``."""
+
+    def start(self, *items):
+        return [i for i in items if isinstance(i, tuple)]
+
+    def value(self, tok: Token | None = None):
+        return str(tok).strip() if tok is not None else None
+
+    def section(self, tok: Token):
+        return ("section", str(tok).strip("- \t"), tok.line)
+
+    def latency(self, label: Token, value):
+        return ("latency", (str(label), value), label.line)
+
+    def other(self, label: Token, value):
+        return ("other", (str(label).rstrip(":").strip(), value), label.line)
+
+    def __default__(self, data, children, meta):
+        # Every other rule is named after its column: (column, printed value, line).
+        label = children[0]
+        return ("field", (data, children[1] if len(children) > 1 else None), label.line)
+
+
+@lru_cache(maxsize=None)
+def _parser() -> Lark:
+    return Lark.open("vllm_serving.lark", rel_to=__file__, parser="lalr",
+                     maybe_placeholders=False, propagate_positions=False)
+
+
+def parse_block(text: str) -> list[tuple[str, Any, int]]:
+    """The block's items in order; raises BlockParseError naming the line within the block."""
+    try:
+        tree = _parser().parse(text if text.endswith("\n") else text + "\n")
+    except UnexpectedInput as exc:
+        line = getattr(exc, "line", None)
+        bad = text.splitlines()[line - 1] if line and 0 < line <= len(text.splitlines()) else ""
+        raise BlockParseError(f"unexpected line in result block: {bad.strip()!r}", line) from None
+    except LarkError as exc:
+        raise BlockParseError(f"cannot read result block: {exc}") from None
+    return BlockToFields().transform(tree)
+
+
+def _stat_key(word: str) -> tuple[str, float | None]:
+    word = word.lower()
+    if word.startswith("p"):
+        pct = float(word[1:])
+        return ("p" + (str(int(pct)) if pct == int(pct) else str(pct))), pct
+    return word, None
+
+
+def build(block: Block) -> Parsed:
+    items = parse_block(block.text)
+    fields_: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    stats: list[LatencyStat] = []
+    section = None
+    annotations = ServingRun.model_fields
+    for kind, payload, line in items:
+        try:
+            if kind == "section":
+                section = payload
+            elif kind == "field":
+                column, printed = payload
+                if column == "backend":
+                    extra["printed_backend"] = printed
+                    continue
+                annotation = annotations[column].annotation
+                number_kind = int if annotation in (int, int | None) else float
+                fields_[column] = to_number(printed, number_kind)
+            elif kind == "latency":
+                label, printed = payload
+                match = _LATENCY_RE.search(label)
+                stat, pct = _stat_key(match.group(1))
+                metric = _METRIC_KEYS[re.sub(r"\s+", "", match.group(2)).lower()]
+                value = to_number(printed, float)
+                if value is None:
+                    continue
+                stats.append(LatencyStat(metric=metric, stat=stat, percentile=pct, value_ms=value))
+                if stat in LATENCY_COLUMN_STATS:
+                    fields_[f"{stat}_{metric}_ms"] = value
+            else:
+                label, printed = payload
+                key = f"{section}: {label}" if section else label
+                try:
+                    extra[key] = to_number(printed, float)
+                except ValueError:
+                    extra[key] = printed
+        except ValueError as exc:
+            raise BlockParseError(str(exc), line) from None
+    row = serving_context(block.context, printed_backend=extra.get("printed_backend"))
+    # What the block itself printed beats what the context said.
+    row.update({k: v for k, v in fields_.items() if v is not None or k not in row})
+    row["extra"] = extra or None
+    row["format"] = FORMAT.name
+    return Parsed(row=ServingRun(**row), children=stats)
+
+
+FORMAT = BlockFormat(
+    name="vllm_serving",
+    table="serving_runs",
+    description="Serving benchmark result block (vLLM benchmark_serving.py, vllm bench serve, "
+                "SGLang bench_serving).",
+    upstream=("vllm 0.4 – 0.11 benchmark_serving.py", "vllm bench serve", "sglang bench_serving"),
+    marker="Serving Benchmark Result",
+    start=re.compile(r"^\s*=+\s*Serving Benchmark Result\s*=+\s*$", re.I),
+    end=re.compile(r"^\s*={10,}\s*$"),
+    max_lines=120,
+    build=build,
+    commands=BENCH_COMMANDS,
+    preamble=re.compile(r"^(Traffic request rate|Burstiness factor|Maximum request concurrency|"
+                        r"Max request concurrency):\s*(.+)$", re.I),
+)

@@ -1,0 +1,176 @@
+"""The warehouse's rows as pydantic models: the one place that names, types and documents a field.
+
+SQLite columns (``schemas.store``), Datasette descriptions and units, and report headers are all
+derived from these classes.  Metric names follow vLLM's ``--save-result`` JSON keys.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+
+def col(description: str, unit: str | None = None, *, facet: bool = False,
+        better: str | None = None, label: str | None = None) -> Any:
+    """A nullable column with its documentation.
+
+    ``better`` is "higher" or "lower" for metrics whose best value a report can mark;
+    ``label`` is the short header a report shows.
+    """
+    extra = {k: v for k, v in (("unit", unit), ("facet", facet or None), ("better", better),
+                                ("label", label)) if v is not None}
+    return Field(default=None, description=description, json_schema_extra=extra or None)
+
+
+class Row(BaseModel):
+    """A warehouse row; ``__table__`` names its table."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    __table__: ClassVar[str]
+    __description__: ClassVar[str]
+    __foreign_keys__: ClassVar[tuple[tuple[str, str, str], ...]] = ()
+
+
+class Provenance(Row):
+    """Where a row came from: which file, which lines, and the text itself."""
+
+    source_id: int | None = col("Source file this row was read from (sources.id).")
+    line_start: int | None = col("First line of the block in the source file (1-based).")
+    line_end: int | None = col("Last line of the block in the source file.")
+    raw_text: str | None = col("The block exactly as it stood in the file, after mojibake repair.")
+    section: str | None = col("Markdown heading path the block sits under, outermost first.",
+                              facet=True)
+    label: str | None = col("Nearest `# c=16`-style comment before the block, else its heading.",
+                            facet=True)
+    tags: dict[str, str] | None = col("`--tag key=value` pairs given when the source was ingested.")
+
+
+class Source(Row):
+    __table__ = "sources"
+    __description__ = "Every file ingested: path, content hash and when."
+
+    id: int | None = None
+    path: str = Field(description="Absolute path of the file when it was ingested.")
+    name: str = Field(description="File name without its directory.")
+    sha256: str = Field(description="SHA-256 of the file's bytes; an unchanged file is skipped.")
+    size: int = Field(description="File size.", json_schema_extra={"unit": "bytes"})
+    encoding: str | None = col("Text encoding the file was read with.")
+    ingested_at: str = Field(description="UTC time of the ingest (ISO 8601).")
+    parser_version: str = Field(description="benchvault version that parsed the file.")
+    tags: dict[str, str] | None = col("`--tag key=value` pairs given on the command line.")
+    runs: int | None = col("Serving runs found in the file.")
+    warnings: int | None = col("Warnings raised while reading the file.")
+
+
+LATENCY_METRICS = ("ttft", "tpot", "itl", "e2el")
+LATENCY_NAMES = {
+    "ttft": "time to first token",
+    "tpot": "time per output token, excluding the first",
+    "itl": "inter-token latency",
+    "e2el": "end-to-end request latency",
+}
+LATENCY_COLUMN_STATS = ("mean", "median", "std", "p90", "p95", "p99")
+
+
+def _latency_fields() -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for metric in LATENCY_METRICS:
+        for stat in LATENCY_COLUMN_STATS:
+            word = {"mean": "Mean", "median": "Median", "std": "Standard deviation of"}.get(
+                stat, f"{stat[1:]}th percentile of")
+            label = f"{stat.capitalize() if not stat.startswith('p') else stat.upper()} {metric.upper()} (ms)"
+            fields[f"{stat}_{metric}_ms"] = (
+                float | None,
+                col(f"{word} {LATENCY_NAMES[metric]}.", "ms",
+                    better=None if stat == "std" else "lower", label=label),
+            )
+    return fields
+
+
+class ServingRunBase(Provenance):
+    """Columns of one serving benchmark result block, before the latency columns."""
+
+    id: int | None = None
+    format: str | None = col("Parser that read the block (vllm_serving, ...).", facet=True)
+    engine: str | None = col("Serving engine measured: vllm, llama.cpp, sglang or unknown.",
+                             facet=True)
+    launch_id: int | None = col("Server launch this run ran against (server_launches.id).")
+    # run context
+    backend: str | None = col("Benchmark client backend (`--backend`).", facet=True)
+    endpoint: str | None = col("API endpoint the client called.", facet=True)
+    base_url: str | None = col("Server base URL given to the client.")
+    host: str | None = col("Server host given to the client.")
+    port: int | None = col("Server port given to the client.")
+    model: str | None = col("Model name or path the client asked for.", facet=True)
+    tokenizer: str | None = col("Tokenizer the client used, when not the model's.")
+    dataset_name: str | None = col("Dataset (`--dataset-name`).", facet=True)
+    dataset_path: str | None = col("Dataset file (`--dataset-path`).")
+    num_prompts: int | None = col("Requests the client was asked to send (`--num-prompts`).")
+    request_rate: float | None = col("Configured request rate; inf means all at once.", "req/s")
+    burstiness: float | None = col("Burstiness factor of request arrivals (1.0 = Poisson).")
+    seed: int | None = col("Client random seed.")
+    command: str | None = col("Benchmark command line that produced the block, as pasted.")
+    namespace: dict[str, Any] | None = col("All client arguments from the printed Namespace(...).")
+    # metrics, named after vLLM's --save-result JSON keys
+    completed: int | None = col("Successful requests.", "requests", label="Completed")
+    failed: int | None = col("Failed requests.", "requests", better="lower", label="Failed")
+    max_concurrency: int | None = col("Maximum request concurrency.", "requests", facet=True,
+                                      label="Concurrency")
+    duration: float | None = col("Benchmark duration.", "s", better="lower", label="Duration (s)")
+    total_input_tokens: int | None = col("Total input tokens.", "tokens", label="Input tokens")
+    total_output_tokens: int | None = col("Total generated tokens.", "tokens",
+                                          label="Output tokens")
+    total_output_tokens_retokenized: int | None = col(
+        "Total generated tokens counted again by the client's tokenizer (SGLang).", "tokens")
+    request_throughput: float | None = col("Completed requests per second.", "req/s",
+                                           better="higher", label="Req/s")
+    request_goodput: float | None = col("Requests per second that met the --goodput SLOs.",
+                                        "req/s", better="higher", label="Goodput (req/s)")
+    input_throughput: float | None = col("Input tokens per second.", "tok/s", better="higher",
+                                         label="Input Tok/s")
+    output_throughput: float | None = col("Generated tokens per second.", "tok/s",
+                                          better="higher", label="Output Tok/s")
+    total_token_throughput: float | None = col("Input plus generated tokens per second.", "tok/s",
+                                               better="higher", label="Total Tok/s")
+    max_output_tokens_per_s: float | None = col("Peak output token throughput.", "tok/s",
+                                                better="higher", label="Peak Tok/s")
+    max_concurrent_requests: int | None = col("Peak concurrent requests.", "requests")
+    concurrency: float | None = col("Average requests in flight (SGLang).", "requests")
+    accept_length: float | None = col("Speculative-decoding accept length (SGLang).", "tokens",
+                                      better="higher")
+    extra: dict[str, Any] | None = col("Printed `Label: value` lines no column knows, kept as-is.")
+
+
+ServingRun = create_model("ServingRun", __base__=ServingRunBase, __module__=__name__,
+                          **_latency_fields())
+ServingRun.__doc__ = "One serving benchmark result block with its context."
+ServingRun.__table__ = "serving_runs"
+ServingRun.__description__ = ("One row per serving benchmark result block (vLLM "
+                              "benchmark_serving.py / vllm bench serve, SGLang bench_serving).")
+ServingRun.__foreign_keys__ = (("source_id", "sources", "id"),)
+
+
+class LatencyStat(Row):
+    __table__ = "latency_stats"
+    __description__ = "Every latency statistic a serving block printed, one per row."
+    __foreign_keys__ = (("run_id", "serving_runs", "id"),)
+
+    run_id: int | None = col("Serving run (serving_runs.id).")
+    metric: str = Field(description="ttft, tpot, itl or e2el.", json_schema_extra={"facet": True})
+    stat: str = Field(description="mean, median, std, min, max or pNN (p99, p99.9).",
+                      json_schema_extra={"facet": True})
+    percentile: float | None = col("The percentile for pNN stats, else null.")
+    value_ms: float = Field(description="The printed value.", json_schema_extra={"unit": "ms"})
+
+
+class UnparsedBlock(Row):
+    __table__ = "unparsed_blocks"
+    __description__ = "What could not be read, with file:line and why; nothing is dropped silently."
+    __foreign_keys__ = (("source_id", "sources", "id"),)
+
+    source_id: int | None = col("Source file (sources.id).")
+    format: str | None = col("Format the block looked like.", facet=True)
+    line: int = Field(description="Line of the problem in the source file (1-based).")
+    reason: str = Field(description="Why it was not stored.")
+    raw_text: str | None = col("The text, kept so nothing is lost.")

@@ -1,0 +1,147 @@
+"""The SQLite warehouse, derived from the pydantic models and written with sqlite-utils."""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import types
+import typing
+from pathlib import Path
+from typing import Any, Iterable, Union
+
+import sqlite_utils
+
+from . import models
+from .models import Row
+
+BUSY_TIMEOUT_MS = 600_000  # concurrent ingests wait for each other's per-file transactions
+
+
+def row_models() -> list[type[Row]]:
+    """Every concrete table model, parents before children (sources first)."""
+    found: list[type[Row]] = []
+
+    def walk(cls: type[Row]) -> None:
+        for sub in cls.__subclasses__():
+            if "__table__" in sub.__dict__ and sub not in found:
+                found.append(sub)
+            walk(sub)
+
+    walk(Row)
+    # Tables a foreign key points to come first.
+    ordered: list[type[Row]] = []
+    while found:
+        for cls in list(found):
+            targets = {t for _, t, _ in cls.__foreign_keys__}
+            if targets <= {m.__table__ for m in ordered} | {cls.__table__}:
+                ordered.append(cls)
+                found.remove(cls)
+                break
+        else:
+            ordered.extend(found)
+            break
+    return ordered
+
+
+def model_for(table: str) -> type[Row]:
+    return next(m for m in row_models() if m.__table__ == table)
+
+
+def _sqlite_type(annotation: Any) -> type:
+    args = typing.get_args(annotation)
+    origin = typing.get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        annotation = next(a for a in args if a is not type(None))
+        origin = typing.get_origin(annotation)
+    if annotation is bool:
+        return int
+    if annotation in (int, float, str):
+        return annotation
+    return str  # dicts and lists are stored as JSON text
+
+
+def columns(model: type[Row]) -> dict[str, type]:
+    return {name: _sqlite_type(f.annotation) for name, f in model.model_fields.items()}
+
+
+def connect(path: str | Path) -> sqlite_utils.Database:
+    """Open (creating if needed) the warehouse with WAL and a long busy timeout."""
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    db = sqlite_utils.Database(conn)
+    if str(path) != ":memory:":
+        db.execute("PRAGMA journal_mode=WAL")
+    db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    db.execute("PRAGMA foreign_keys=ON")
+    ensure_schema(db)
+    return db
+
+
+def ensure_schema(db: sqlite_utils.Database) -> None:
+    for model in row_models():
+        table = db[model.__table__]
+        cols = columns(model)
+        if not table.exists():
+            try:
+                table.create(cols, pk="id" if "id" in cols else None,
+                             foreign_keys=list(model.__foreign_keys__), if_not_exists=True)
+            except sqlite3.OperationalError as exc:  # another process created it first
+                if "already exists" not in str(exc):
+                    raise
+        else:
+            missing = {c: t for c, t in cols.items() if c not in table.columns_dict}
+            for name, kind in missing.items():
+                table.add_column(name, kind)
+    for table, column in (("serving_runs", "source_id"), ("latency_stats", "run_id"),
+                          ("unparsed_blocks", "source_id"), ("sources", "path")):
+        if db[table].exists():
+            db.execute(f"CREATE INDEX IF NOT EXISTS idx_{table}_{column} ON {table}({column})")
+
+
+def to_record(row: Row) -> dict[str, Any]:
+    """Model → column values; JSON for dicts/lists, inf/nan kept as SQLite REAL."""
+    record = {}
+    for name, value in row.model_dump().items():
+        if isinstance(value, (dict, list)):
+            value = json.dumps(_json_safe(value), default=str)
+        record[name] = value
+    return record
+
+
+def _json_safe(value: Any) -> Any:
+    """JSON has no inf/nan: store them as the strings Python prints."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def insert(db: sqlite_utils.Database, row: Row) -> int:
+    return db[row.__table__].insert(to_record(row)).last_pk
+
+
+def insert_many(db: sqlite_utils.Database, rows: Iterable[Row]) -> None:
+    by_table: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_table.setdefault(row.__table__, []).append(to_record(row))
+    for table, records in by_table.items():
+        db[table].insert_all(records, batch_size=500)
+
+
+def delete_source(db: sqlite_utils.Database, source_id: int) -> None:
+    """Remove a source and every row read from it, children before parents."""
+    for model in reversed(row_models()):
+        if model is models.Source:
+            continue
+        if "source_id" in model.model_fields:
+            db.execute(f"DELETE FROM {model.__table__} WHERE source_id = ?", [source_id])
+            continue
+        # A child row (latency_stats) reaches its source through its parent row.
+        for column, target, _ in model.__foreign_keys__:
+            if "source_id" in model_for(target).model_fields:
+                db.execute(f"DELETE FROM {model.__table__} WHERE {column} IN "
+                           f"(SELECT id FROM {target} WHERE source_id = ?)", [source_id])
+    db.execute("DELETE FROM sources WHERE id = ?", [source_id])
