@@ -58,6 +58,7 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
         if path.is_dir():
             out.extend(sorted(p for p in path.rglob("*")
                               if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
+                              and ".expected." not in p.name  # a fixture's expected output
                               and not any(part.startswith(".") for part in p.parts)))
         else:
             out.append(path)
@@ -121,7 +122,7 @@ def _build_line(hit: LineHit) -> Iterator[Parsed | Warning_]:
 def _stamp(parsed: Parsed, start: int, end: int, text: str) -> None:
     row = parsed.row
     for name, value in (("line_start", start), ("line_end", end), ("raw_text", text)):
-        if name in row.model_fields and getattr(row, name) is None:
+        if name in type(row).model_fields and getattr(row, name) is None:
             setattr(row, name, value)
 
 
@@ -194,7 +195,7 @@ def _write_rows(db: sqlite_utils.Database, source_id: int, items: Iterable[Parse
             result.warnings.append(item)
             continue
         row = item.row
-        if "source_id" in row.model_fields:
+        if "source_id" in type(row).model_fields:
             row.source_id = source_id
         row_id = store.insert(db, row)
         result.counts[row.__table__] = result.counts.get(row.__table__, 0) + 1

@@ -156,6 +156,7 @@ class LatencyStat(Row):
     __description__ = "Every latency statistic a serving block printed, one per row."
     __foreign_keys__ = (("run_id", "serving_runs", "id"),)
 
+    id: int | None = None
     run_id: int | None = col("Serving run (serving_runs.id).")
     metric: str = Field(description="ttft, tpot, itl or e2el.", json_schema_extra={"facet": True})
     stat: str = Field(description="mean, median, std, min, max or pNN (p99, p99.9).",
@@ -169,6 +170,7 @@ class UnparsedBlock(Row):
     __description__ = "What could not be read, with file:line and why; nothing is dropped silently."
     __foreign_keys__ = (("source_id", "sources", "id"),)
 
+    id: int | None = None
     source_id: int | None = col("Source file (sources.id).")
     format: str | None = col("Format the block looked like.", facet=True)
     line: int = Field(description="Line of the problem in the source file (1-based).")

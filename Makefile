@@ -1,0 +1,30 @@
+# benchvault — `make demo` and `make test` work on a fresh machine (they build .venv themselves).
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BV := $(VENV)/bin/benchvault
+DEMO_DB ?= demo.db
+PORT ?= 8001
+
+.PHONY: install test demo bench contract clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+test: install
+	$(PY) -m pytest -q -p no:cacheprovider
+
+demo: install
+	rm -f $(DEMO_DB)
+	$(BV) ingest fixtures --db $(DEMO_DB)
+	$(BV) serve --db $(DEMO_DB) --port $(PORT)
+
+bench: install
+	$(PY) bench/ingest_speed.py
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache $(DEMO_DB)

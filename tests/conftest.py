@@ -1,0 +1,53 @@
+"""Shared fixtures: the seeds ingested once, and small helpers to read rows back."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from benchvault.ingest import expand_paths, ingest_paths
+from benchvault.schemas.store import connect
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+SEEDS = FIXTURES / "seeds"
+
+
+def ingest_into(db_path: Path, *paths: Path, tags: dict | None = None):
+    db = connect(db_path)
+    try:
+        return ingest_paths(db, expand_paths(paths), tags)
+    finally:
+        db.close()
+
+
+def rows(db_path: Path, sql: str, params=()) -> list[dict]:
+    conn = sqlite3.connect(db_path)
+    conn.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in conn.execute(sql, params)]
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="session")
+def seeds_db(tmp_path_factory) -> Path:
+    db_path = tmp_path_factory.mktemp("seeds") / "seeds.db"
+    ingest_into(db_path, SEEDS)
+    return db_path
+
+
+def run_by(db_path: Path, source: str, where: str, params=()) -> dict:
+    """The one serving run of ``source`` (file name prefix) matching ``where``."""
+    found = rows(db_path, "SELECT r.* FROM serving_runs r JOIN sources s ON s.id = r.source_id "
+                          f"WHERE s.name LIKE ? AND {where} ORDER BY r.line_start",
+                 (source + "%", *params))
+    assert len(found) == 1, f"{len(found)} runs match {where!r} in {source}"
+    run = found[0]
+    for key in ("namespace", "extra", "tags"):
+        if run.get(key):
+            run[key] = json.loads(run[key])
+    return run

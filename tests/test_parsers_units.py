@@ -1,0 +1,57 @@
+"""Small units: the Python-repr grammar and the command-line splitter."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from benchvault.parsers.cmdline import parse_command
+from benchvault.parsers.pyliteral import ReprParseError, parse_namespace, parse_value
+from benchvault.parsers.runcontext import BENCH_COMMANDS, LAUNCH_COMMANDS
+
+
+def test_namespace_values():
+    ns = parse_namespace("Namespace(a='x', b=8000, c=inf, d=None, e=True, f=[1, 'y'], "
+                         "g=<function serve at 0x7f3cdb0c6520>, h=<ConfigFormat.AUTO: 'auto'>, "
+                         "i={(256, 256, 1): 0.5}, j=-1.5e-3, k=\"it's\")")
+    assert ns["a"] == "x" and ns["b"] == 8000 and math.isinf(ns["c"]) and ns["d"] is None
+    assert ns["e"] is True and ns["f"] == [1, "y"]
+    assert ns["g"] == "<function serve at 0x7f3cdb0c6520>"
+    assert ns["h"] == "auto"
+    assert ns["i"] == {"256,256,1": 0.5}
+    assert ns["j"] == -0.0015 and ns["k"] == "it's"
+
+
+def test_non_default_args_dict():
+    args = parse_value("{'model_tag': 'm', 'tensor_parallel_size': 2, 'enforce_eager': True}")
+    assert args == {"model_tag": "m", "tensor_parallel_size": 2, "enforce_eager": True}
+
+
+def test_bad_repr_raises_with_column():
+    with pytest.raises(ReprParseError, match="column"):
+        parse_namespace("Namespace(a=1, b=")
+
+
+def test_command_with_env_prefix_short_flags_and_equals():
+    cmd = parse_command("VLLM_USE_TRITON_FLASH_ATTN=0 vllm serve -tp 2 -pp 4 meta-llama/L "
+                        "--gpu_memory_utilization=0.96 --max-num-seqs 2048 --trust-remote-code",
+                        LAUNCH_COMMANDS["vllm"])
+    assert cmd.env == {"VLLM_USE_TRITON_FLASH_ATTN": "0"}
+    assert cmd.args == {"tp": "2", "pp": "4", "gpu_memory_utilization": "0.96",
+                        "max_num_seqs": "2048", "trust_remote_code": True}
+    assert cmd.positionals == ["meta-llama/L"]
+
+
+def test_command_in_a_shell_loop_drops_shell_variables():
+    cmd = parse_command('for c in 1 2; do echo "c=$c" && python b/benchmark_serving.py '
+                        '--max-concurrency $c --num-prompts 10; done',
+                        BENCH_COMMANDS["serving_bench"])
+    assert cmd.text.startswith("python b/benchmark_serving.py")
+    assert cmd.args == {"num_prompts": "10"}
+
+
+def test_command_after_prompt_decoration():
+    cmd = parse_command("(vllm) user@host:~/b$ python3 -m sglang.bench_serving --backend sglang "
+                        "--num-prompts 5", BENCH_COMMANDS["serving_bench"])
+    assert cmd.args == {"backend": "sglang", "num_prompts": "5"}
