@@ -27,6 +27,8 @@ ENTITY_RE = re.compile(r"&#x?[0-9a-fA-F]+;|&nbsp;")
 NOT_CONTINUATION_RE = re.compile(
     r"^(?:Namespace\(|=|-{3,}|#|INFO|WARNING|DEBUG|ERROR|\(|\[|\||`{3}|~{3}|\d+%\||Running\b)")
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".mkd")
+# Every command pattern names one of these words; a line without them skips the regexes.
+COMMAND_HINTS = ("bench", "serve", "llama", "sglang")
 MAX_JOINED_LINES = 200
 WRAP_MIN_WIDTH = 80
 
@@ -118,7 +120,8 @@ class Segmenter:
             yield pending
 
     def _is_command(self, text: str) -> bool:
-        return self.any_command.search(text) is not None
+        return any(hint in text for hint in COMMAND_HINTS) and \
+            self.any_command.search(text) is not None
 
     def _still_open(self, text: str) -> bool:
         if _opens_repr(text):

