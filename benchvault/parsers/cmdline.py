@@ -48,24 +48,31 @@ def _tokens(text: str) -> list[str]:
         return [t.strip("'\"") for t in text.split()]
 
 
+PATH_CHARS = set("_./~-+$")
+INTERPRETER_WORD = re.compile(r"^(?:python[\d.]*|-m|-u|-O|uv|run|torchrun|numactl|taskset|nohup|time"
+                              r"|sudo|exec|\S+/python[\d.]*)$")
+
+
 def segment_with(text: str, program_re: re.Pattern[str]) -> str | None:
-    """The part of a `a && b; c` chain (or loop body) that runs the program, env prefix included."""
+    """The part of a `a && b; c` chain (or loop body) that runs the program, with its path,
+    interpreter (`python -m`) and `VAR=value` prefix."""
     for part in SHELL_SEPARATORS.split(text):
         match = program_re.search(part)
         if not match:
             continue
+        # Widen to the start of the program's path (not into a prompt glued to it).
         start = match.start()
-        # Walk back over `VAR=value ` words that prefix the program.
-        before = part[:start].split()
-        keep = []
-        for word in reversed(before):
-            if ENV_ASSIGNMENT.match(word):
-                keep.insert(0, word)
-            else:
-                break
-        prefix = " ".join(keep)
+        while start > 0 and (part[start - 1].isascii() and part[start - 1].isalnum()
+                             or part[start - 1] in PATH_CHARS):
+            start -= 1
+        words = part[:start].split()
+        keep: list[str] = []
+        while words and INTERPRETER_WORD.match(words[-1]):
+            keep.insert(0, words.pop())
+        while words and ENV_ASSIGNMENT.match(words[-1]):
+            keep.insert(0, words.pop())
         body = part[start:].strip()
-        return f"{prefix} {body}".strip() if prefix else body
+        return " ".join([*keep, body])
     return None
 
 
@@ -79,9 +86,13 @@ def parse_command(text: str, program_re: re.Pattern[str], short_flags: dict[str,
     while tokens and ENV_ASSIGNMENT.match(tokens[0]):
         key, _, value = tokens.pop(0).partition("=")
         env[key] = value
-    program_match = program_re.search(" ".join(tokens))
-    program = program_match.group(0).strip() if program_match else (tokens[0] if tokens else "")
-    consumed = len(_tokens(program)) if program else 0
+    # The program is everything up to and including the matched name (path, interpreter).
+    consumed = 0
+    for i in range(len(tokens)):
+        if program_re.search(" ".join(tokens[: i + 1])):
+            consumed = i + 1
+            break
+    program = " ".join(tokens[:consumed])
     command = Command(text=segment, program=program, env=env)
     _read_flags(tokens[consumed:], command, short_flags or {})
     return command

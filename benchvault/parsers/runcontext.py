@@ -14,19 +14,20 @@ from .base import Context
 from .cmdline import parse_command
 from .pyliteral import ReprParseError, json_safe, parse_namespace
 
+# Patterns name the program only (no `\S*` path prefix: that backtracks quadratically on long
+# lines); cmdline.segment_with widens a match to its path, interpreter and env prefix.
 BENCH_COMMANDS = {
     "serving_bench": re.compile(
-        r"(?:python[\d.]*\s+(?:-u\s+)?(?:-m\s+)?)?\S*\bbenchmark_serving(?:\.py)?\b"
-        r"|\bvllm\s+bench\s+serve\b"
-        r"|(?:python[\d.]*\s+)?-m\s+sglang\.bench_serving\b|\S*bench_serving\.py\b"
+        r"\bbenchmark_serving(?:\.py)?\b|\bvllm\s+bench\s+serve\b|\bsglang\.bench_serving\b"
+        r"|\bbench_serving\.py\b"
     ),
 }
 
 # Server launches; the engine a client talked to is most often told by the launch before it.
 LAUNCH_COMMANDS = {
-    "vllm": re.compile(r"\bvllm\s+serve\b|-m\s+vllm\.entrypoints\.(?:openai\.)?api_server\b"),
-    "llama.cpp": re.compile(r"\S*\bllama-server\b|\S*/server\s+-m\b"),
-    "sglang": re.compile(r"-m\s+sglang\.launch_server\b|\bsglang\s+serve\b"),
+    "vllm": re.compile(r"\bvllm\s+serve\b|\bvllm\.entrypoints\.(?:openai\.)?api_server\b"),
+    "llama.cpp": re.compile(r"\bllama-server\b|/server\s+-m\b"),
+    "sglang": re.compile(r"\bsglang\.launch_server\b|\bsglang\s+serve\b"),
 }
 
 ENGINE_WORDS = (

@@ -1,0 +1,118 @@
+"""Mutations of real fixtures, shared by the property tests and bench/fuzz_campaign.py.
+
+Each mutation turns fixture bytes into what users really feed benchvault: half-copied
+scrollback, odd encodings, binary junk, numbers that are not numbers.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = sorted(p for p in (ROOT / "fixtures").rglob("*")
+                if p.is_file() and ".expected." not in p.name and p.stat().st_size < 200_000)
+NUMBER_RE = re.compile(rb"\d+(?:\.\d+)?")
+ODD_NUMBERS = [b"1e5", b"nan", b"inf", b"-", b"N/A", b"-0", b"1,024", b"12.3.4", b"", b"\xff"]
+
+
+def _lines(data: bytes) -> list[bytes]:
+    return data.split(b"\n")
+
+
+@st.composite
+def mutated(draw) -> bytes:
+    """Fixture bytes with one to four mutations applied."""
+    path = draw(st.sampled_from(CORPUS))
+    data = path.read_bytes()
+    for _ in range(draw(st.integers(1, 4))):
+        data = draw(st.sampled_from(MUTATIONS))(draw, data)
+    return data
+
+
+def drop_lines(draw, data):
+    lines = _lines(data)
+    i = draw(st.integers(0, max(len(lines) - 1, 0)))
+    n = draw(st.integers(1, 30))
+    return b"\n".join(lines[:i] + lines[i + n:])
+
+
+def duplicate_lines(draw, data):
+    lines = _lines(data)
+    i = draw(st.integers(0, max(len(lines) - 1, 0)))
+    n = draw(st.integers(1, 30))
+    return b"\n".join(lines[:i + n] + lines[i:i + n] + lines[i + n:])
+
+
+def swap_lines(draw, data):
+    lines = _lines(data)
+    if len(lines) < 2:
+        return data
+    i, j = draw(st.integers(0, len(lines) - 1)), draw(st.integers(0, len(lines) - 1))
+    lines[i], lines[j] = lines[j], lines[i]
+    return b"\n".join(lines)
+
+
+def cut(draw, data):
+    return data[: draw(st.integers(0, len(data)))]
+
+
+def insert_binary(draw, data):
+    i = draw(st.integers(0, len(data)))
+    return data[:i] + draw(st.binary(min_size=1, max_size=64)) + data[i:]
+
+
+def reencode(draw, data):
+    text = data.decode("utf-8", errors="replace")
+    encoding = draw(st.sampled_from(["latin-1", "utf-16", "utf-16-le", "cp1252", "utf-8-sig"]))
+    return text.encode(encoding, errors="replace")
+
+
+def crlf(draw, data):
+    return data.replace(b"\n", b"\r\n")
+
+
+def ansi(draw, data):
+    lines = _lines(data)
+    colour = draw(st.sampled_from([b"\x1b[1;32m", b"\x1b[0m", b"\x1b]0;title\x07", b"\x1b[2K\r"]))
+    i = draw(st.integers(0, max(len(lines) - 1, 0)))
+    lines[i] = colour + lines[i] + b"\x1b[0m"
+    return b"\n".join(lines)
+
+
+def odd_number(draw, data):
+    matches = list(NUMBER_RE.finditer(data))
+    if not matches:
+        return data
+    m = draw(st.sampled_from(matches))
+    return data[: m.start()] + draw(st.sampled_from(ODD_NUMBERS)) + data[m.end():]
+
+
+def long_line(draw, data):
+    i = draw(st.integers(0, len(data)))
+    return data[:i] + b"x" * draw(st.sampled_from([10_000, 1_000_000])) + data[i:]
+
+
+MUTATIONS = [drop_lines, duplicate_lines, swap_lines, cut, insert_binary, reencode, crlf, ansi,
+             odd_number, long_line]
+
+# Columns a serving row takes from its block (not from the Namespace or command).
+BLOCK_COLUMNS = ("completed", "duration", "total_input_tokens", "total_output_tokens",
+                 "request_throughput", "output_throughput", "total_token_throughput",
+                 "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_itl_ms")
+TOKEN_RE = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan", re.I)
+
+
+def check_values_come_from_text(db: Path) -> None:
+    """Every block-derived number stored is a number printed in that row's raw text."""
+    conn = sqlite3.connect(db)
+    try:
+        for row in conn.execute(f"SELECT raw_text, {', '.join(BLOCK_COLUMNS)} FROM serving_runs"):
+            printed = {float(t) for t in TOKEN_RE.findall(row[0] or "")}
+            for column, value in zip(BLOCK_COLUMNS, row[1:]):
+                assert value is None or float(value) in printed, (column, value)
+    finally:
+        conn.close()

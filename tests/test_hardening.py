@@ -1,0 +1,90 @@
+"""Crashes mid-ingest and concurrent ingests leave a consistent warehouse (issue: hardening)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import SEEDS, ingest_into, rows
+
+SEED_RUNS = {"deepseek-v3_h100_tp-vs-pp_llamacpp.md": 11, "mi300x_llama70b_tp-pp_specdecode.md": 6,
+             "multi-gpu_report_pp-vs-tp.md": 0, "strix-halo_vllm-vs-llamacpp.md": 11}
+
+
+def ingest_cmd(db: Path, *paths: Path) -> list[str]:
+    return [sys.executable, "-m", "benchvault.cli", "ingest", *map(str, paths), "--db", str(db),
+            "--json"]
+
+
+def big_note(tmp_path: Path, copies: int) -> tuple[Path, int]:
+    """A long note made of the mi300x seed repeated: (path, serving blocks in it)."""
+    text = (SEEDS / "mi300x_llama70b_tp-pp_specdecode.md").read_text()
+    path = tmp_path / "big.md"
+    with open(path, "w") as out:
+        for _ in range(copies):
+            out.write(text)
+    return path, 6 * copies
+
+
+def integrity(db: Path) -> str:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("PRAGMA integrity_check").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_sigkill_mid_file_leaves_it_all_out_then_rerun_completes(tmp_path):
+    big, blocks = big_note(tmp_path, 400)
+    db = tmp_path / "w.db"
+    proc = subprocess.Popen(ingest_cmd(db, big), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    wal = Path(str(db) + "-wal")
+    deadline = time.time() + 60
+    # Wait until the file's transaction has written pages, then kill without warning.
+    while time.time() < deadline and not (wal.exists() and wal.stat().st_size > 256 * 1024):
+        time.sleep(0.01)
+    assert proc.poll() is None, "ingest finished before it could be killed: make the file bigger"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert integrity(db) == "ok"
+    assert rows(db, "SELECT count(*) AS n FROM sources")[0]["n"] == 0
+    assert rows(db, "SELECT count(*) AS n FROM serving_runs")[0]["n"] == 0
+    assert rows(db, "SELECT count(*) AS n FROM latency_stats")[0]["n"] == 0
+    done = subprocess.run(ingest_cmd(db, big), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert rows(db, "SELECT count(*) AS n FROM serving_runs")[0]["n"] == blocks
+    assert integrity(db) == "ok"
+
+
+def test_four_concurrent_ingests_on_overlapping_files(tmp_path):
+    files = []
+    for seed in sorted(SEEDS.glob("*.md")):
+        copy = tmp_path / seed.name
+        shutil.copy(seed, copy)
+        files.append(copy)
+    db = tmp_path / "w.db"
+    # Each process gets three of the four files, in a different order.
+    sets = [files[i:] + files[:i] for i in range(4)]
+    procs = [subprocess.Popen(ingest_cmd(db, *chosen[:3]), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for chosen in sets]
+    outcomes = [p.communicate(timeout=300) + (p.returncode,) for p in procs]
+    assert [code for _, _, code in outcomes] == [0, 0, 0, 0], [err for _, err, _ in outcomes]
+    assert integrity(db) == "ok"
+    per_source = {r["name"]: r["n"] for r in rows(
+        db, "SELECT s.name, count(r.id) AS n FROM sources s "
+            "LEFT JOIN serving_runs r ON r.source_id = s.id GROUP BY s.id")}
+    assert per_source == SEED_RUNS
+    duplicates = rows(db, "SELECT source_id, line_start, count(*) AS n FROM serving_runs "
+                          "GROUP BY source_id, line_start HAVING n > 1")
+    assert duplicates == []
+    stats = rows(db, "SELECT count(*) AS n FROM latency_stats")[0]["n"]
+    alone = tmp_path / "alone.db"
+    ingest_into(alone, *files)
+    assert stats == rows(alone, "SELECT count(*) AS n FROM latency_stats")[0]["n"]
