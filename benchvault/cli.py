@@ -112,6 +112,113 @@ def serve(
     raise typer.Exit(run_datasette(db, host=host, port=port, open_browser=open_browser))
 
 
+def _pairs(values: list[str], option: str) -> dict[str, str]:
+    out = {}
+    for value in values:
+        key, sep, text = value.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"{option} wants KEY=VALUE, got {value!r}")
+        out[key.strip()] = text
+    return out
+
+
+def _split(values: list[str]) -> list[str]:
+    return [x.strip() for v in values for x in v.split(",") if x.strip()]
+
+
+@app.command()
+def report(
+    kind: str = typer.Argument("all", help="sweep, engines, llama-bench, llama-bench-compare, "
+                                            "spec-decode, capacity, or all."),
+    db: Path = DB_OPTION,
+    where: List[str] = typer.Option([], "--where", help="Filter, e.g. max_concurrency=16, "
+                                    "engine=llama.cpp, model~Q4 (substring), duration<100, "
+                                    "tag.gpu=MI300X. Repeating col= or col~ lists alternatives."),
+    sql: Optional[str] = typer.Option(None, "--sql", help="Raw SQL for the rows (read-only)."),
+    columns: List[str] = typer.Option([], "--columns", help="Columns to show, comma-separated."),
+    sort: List[str] = typer.Option([], "--sort", help="Sort columns, comma-separated; -col for "
+                                                      "descending. Default: order in the notes."),
+    header: List[str] = typer.Option([], "--header", help="col=Header text (repeatable)."),
+    fmt: List[str] = typer.Option([], "--fmt", help="col=template, e.g. max_concurrency=c={}."),
+    name: List[str] = typer.Option([], "--name", help="MODEL=Shown name (repeatable)."),
+    name_from: str = typer.Option("model", "--name-from", help="Name rows by model (short name "
+                                  "of a path), label, section or source."),
+    models: Optional[Path] = typer.Option(None, "--models", help="JSON/TOML {model: {name, size,"
+                                          " ...}}: display names and extra columns."),
+    title: Optional[str] = typer.Option(None, "--title", help="Report title."),
+    template: Optional[Path] = typer.Option(None, "--template", help="Your own jinja2 template."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write report.md and charts (PNG + "
+                                       "SVG) into this directory instead of printing."),
+    charts: Optional[str] = typer.Option(None, "--charts", help="Charts to draw with --out "
+                                         "(throughput,ttft,llamabench; 'none' for none)."),
+    replicas: bool = typer.Option(True, "--replicas/--no-replicas", help="Scale results of N "
+                                  "replicas (tag replicas=N, label 'tp2 x 4')."),
+    update: List[Path] = typer.Option([], "--update", help="Regenerate the benchvault:begin/end "
+                                      "regions of this Markdown file in place (repeatable)."),
+    table_only: bool = typer.Option(False, "--table-only", help="Print just the table (what a "
+                                    "README region holds)."),
+) -> None:
+    """Markdown tables (best value per column in bold) and charts from the warehouse."""
+    from .reports import ReportError
+    from .reports.render import ReportOptions, build
+    from .reports.update import update_file
+
+    try:
+        if update:
+            for path in update:
+                changed = update_file(path, db)
+                console.print(f"{path}: {'updated' if changed else 'unchanged'}")
+            return
+        options = ReportOptions(
+            where=where, sql=sql, columns=_split(columns), sort=_split(sort),
+            headers=_pairs(header, "--header"), formats=_pairs(fmt, "--fmt"),
+            renames=_pairs(name, "--name"), name_from=name_from,
+            models_file=str(models) if models else None, title=title,
+            template=str(template) if template else None, scale_replicas=replicas,
+            charts=None if charts is None else [c for c in _split([charts]) if c != "none"])
+        text = build(db, [kind], options, out_dir=out, table_only=table_only)
+    except (ReportError, OSError, ValueError) as exc:
+        console.print(f"[red]error[/red] {exc}")
+        raise typer.Exit(2)
+    if out is None:
+        print(text, end="")
+    else:
+        console.print(f"wrote {out / 'report.md'}")
+
+
+@app.command()
+def compare(
+    baseline: List[str] = typer.Option(..., "--baseline", help="Condition(s) selecting the "
+                                       "baseline rows, e.g. engine=vllm (repeatable)."),
+    candidate: List[str] = typer.Option(..., "--candidate", help="Condition(s) selecting the "
+                                        "candidate rows."),
+    db: Path = DB_OPTION,
+    kind: str = typer.Option("sweep", "--report", help="Which rows: sweep (serving runs) or "
+                                                       "llama-bench, ..."),
+    where: List[str] = typer.Option([], "--where", help="Filter both sides."),
+    metric: List[str] = typer.Option([], "--metric", help="Metric(s) to compare (repeatable)."),
+    match: List[str] = typer.Option([], "--match", help="Columns pairing the rows."),
+    fail_on_regression: Optional[float] = typer.Option(
+        None, "--fail-on-regression", help="Exit 1 when a candidate is worse than its baseline "
+                                           "by more than PCT percent on a compared metric."),
+) -> None:
+    """Baseline vs candidate side by side, with speedup (1.25x) and change (-20.0%)."""
+    from .reports import ReportError
+    from .reports.compare import compare as run_compare
+
+    try:
+        result = run_compare(db, baseline, candidate, kind=kind, where=where,
+                             metrics=_split(metric), match=_split(match))
+    except (ReportError, OSError, ValueError) as exc:
+        console.print(f"[red]error[/red] {exc}")
+        raise typer.Exit(2)
+    print(result.markdown(), end="")
+    if fail_on_regression is not None and result.regressed(fail_on_regression):
+        console.print(f"[red]regression[/red] {result.worst_change:.1f}% is worse than "
+                      f"-{abs(fail_on_regression)}%")
+        raise typer.Exit(1)
+
+
 @app.command()
 def formats() -> None:
     """List the formats benchvault reads and what it recognises them by."""

@@ -1,0 +1,121 @@
+"""Charts for reports (matplotlib, Agg backend, no network): PNG and SVG side by side.
+
+Output is deterministic (no dates in the files, fixed SVG ids) so regenerating a README's
+charts from the same rows rewrites the same bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from .render import Report, _group_key  # noqa: E402
+from .table import column_info  # noqa: E402
+
+CHARTS = {
+    "throughput": ("output_throughput", "Output throughput vs max concurrency"),
+    "ttft": ("mean_ttft_ms", "Mean TTFT vs max concurrency"),
+    "llamabench": ("avg_ts", "llama-bench tokens/s"),
+}
+
+plt.rcParams.update({"svg.hashsalt": "benchvault", "svg.fonttype": "path",
+                     "figure.dpi": 100, "font.size": 9})
+
+
+def _save(fig, base: Path) -> tuple[Path, Path]:
+    png, svg = base.with_suffix(".png"), base.with_suffix(".svg")
+    fig.savefig(png, metadata={"Software": None}, bbox_inches="tight")
+    fig.savefig(svg, metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+    plt.close(fig)
+    return png, svg
+
+
+def _legend_labels(keys: list[tuple]) -> list[str]:
+    """Name each line by the parts of its key that differ between lines."""
+    distinct = set(keys)
+    varying = [i for i in range(len(keys[0]))
+               if len({k[i] for k in distinct}) > 1] if keys else []
+    if not varying:
+        varying = [1] if keys and keys[0][1] else [0]
+    return [" · ".join(str(k[i]) for i in varying if k[i]) or "runs" for k in keys]
+
+
+def line_chart(frame: pd.DataFrame, metric: str, title: str, base: Path) -> tuple[Path, Path] | None:
+    """``metric`` against max_concurrency, one line per engine/model/config."""
+    if metric not in frame or "max_concurrency" not in frame:
+        return None
+    data = frame.dropna(subset=[metric, "max_concurrency"])
+    if data.empty:
+        return None
+    keys = _group_key(data)
+    labels = dict(zip(keys, _legend_labels(keys)))
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for key in dict.fromkeys(keys):
+        rows = data[[k == key for k in keys]].sort_values("max_concurrency")
+        ax.plot(rows["max_concurrency"], rows[metric], marker="o", label=labels[key])
+    concurrencies = sorted(data["max_concurrency"].unique())
+    if len(concurrencies) > 1 and concurrencies[0] > 0 and concurrencies[-1] / concurrencies[0] >= 8:
+        ax.set_xscale("log", base=2)
+    ax.set_xticks(concurrencies, [str(int(c)) for c in concurrencies])
+    ax.set_xlabel(column_info("serving_runs", "max_concurrency").header)
+    ax.set_ylabel(column_info("serving_runs", metric).header)
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    return _save(fig, base)
+
+
+def bar_chart(frame: pd.DataFrame, metric: str, title: str, base: Path) -> tuple[Path, Path] | None:
+    """llama-bench t/s: one bar per model and test."""
+    if metric not in frame or frame[metric].dropna().empty:
+        return None
+    data = frame.dropna(subset=[metric])
+    name_col = next((c for c in ("_model_display", "model_type", "model_filename", "model")
+                     if c in data), None)
+    labels = [" ".join(str(v) for v in (row.get(name_col) if name_col else "", row.get("test"))
+                       if v is not None and str(v) != "nan") for _, row in data.iterrows()]
+    fig, ax = plt.subplots(figsize=(7, max(2.5, 0.35 * len(data) + 1)))
+    ax.barh(range(len(data)), data[metric].to_list())
+    ax.set_yticks(range(len(data)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel(column_info("llama_bench_results", metric).header)
+    ax.set_title(title)
+    ax.grid(True, axis="x", alpha=0.3)
+    return _save(fig, base)
+
+
+def write_charts(report: Report, out_dir: Path, prefix: str, names: list[str] | None = None,
+                 link_base: Path | None = None) -> list[dict[str, str]]:
+    """Write ``report``'s charts into ``out_dir`` and record links (relative to ``link_base``)."""
+    names = list(report.kind.charts) if names is None else names
+    if report.frame.empty:
+        return []
+    out_dir.mkdir(parents=True, exist_ok=True)
+    link_base = link_base or out_dir
+    made = []
+    for name in names:
+        if name not in CHARTS:
+            from .query import ReportError
+
+            raise ReportError(f"unknown chart {name!r}; charts: {', '.join(CHARTS)}")
+        metric, title = CHARTS[name]
+        base = out_dir / f"{prefix}-{name}"
+        draw = bar_chart if name == "llamabench" else line_chart
+        files = draw(report.frame, metric, f"{report.title}: {title}", base)
+        if files:
+            png, svg = (_relative(p, link_base) for p in files)
+            made.append({"title": title, "png": png, "svg": svg})
+    report.charts.extend(made)
+    return made
+
+
+def _relative(path: Path, base: Path) -> str:
+    import os
+
+    return Path(os.path.relpath(path.resolve(), base.resolve())).as_posix()

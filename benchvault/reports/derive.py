@@ -1,0 +1,216 @@
+"""Derived values every report can show: display names, replicas, GPUs, per-GPU throughput.
+
+A derived column is documented here once (header, unit, which direction is better), the same
+way a stored column is documented in ``schemas``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath, PureWindowsPath
+from typing import Any
+
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Derived:
+    header: str
+    description: str
+    better: str | None = None
+    kind: str = "float"            # float | int | text
+
+
+DERIVED: dict[str, Derived] = {
+    "source": Derived("Source", "File the row was read from.", kind="text"),
+    "replicas": Derived("Replicas", "Independent server copies the result stands for (`--tag "
+                        "replicas=N` or a label like `tp2 x 4`); throughput is multiplied and "
+                        "duration divided by it.", kind="int"),
+    "gpus": Derived("GPUs", "GPUs the result used in total (`--tag gpus=N`, else tp × pp × "
+                    "replicas from the launch or the label).", kind="int"),
+    "output_throughput_per_gpu": Derived("Output Tok/s/GPU", "Output tokens per second per GPU.",
+                                         better="higher"),
+    "total_token_throughput_per_gpu": Derived("Total Tok/s/GPU",
+                                              "Input plus output tokens per second per GPU.",
+                                              better="higher"),
+    "request_throughput_per_gpu": Derived("Req/s/GPU", "Requests per second per GPU.",
+                                          better="higher"),
+    "load_minutes": Derived("Load (min)", "Server load time in minutes.", better="lower"),
+}
+
+ENGINE_NAMES = {"vllm": "vLLM", "llama.cpp": "llama.cpp", "sglang": "SGLang",
+                "unknown": "unknown"}
+
+# Throughput-like columns a replica count multiplies; duration-like ones it divides.
+REPLICA_MULTIPLY = ("request_throughput", "request_goodput", "input_throughput",
+                    "output_throughput", "total_token_throughput")
+REPLICA_DIVIDE = ("duration",)
+
+_REPLICAS = re.compile(r"\b(?:tp|pp|dp)\s*=?\s*\d+\s*[x×*]\s*(\d+)\b", re.I)
+_TP = re.compile(r"\btp\s*=?\s*(\d+)\b", re.I)
+_PP = re.compile(r"\bpp\s*=?\s*(\d+)\b", re.I)
+
+
+def short_name(model: Any) -> Any:
+    """A model path's file or directory name; a hub id (``org/name``) stays as it is.
+
+    ``/models/gguf/llama-2-7b.Q8_0.gguf`` → ``llama-2-7b.Q8_0.gguf``;
+    ``meta-llama/Llama-2-7b-chat-hf`` → unchanged.
+    """
+    if not isinstance(model, str) or not model:
+        return model
+    text = model.strip().rstrip("/\\")
+    is_path = (text.startswith(("/", "./", "../", "~", "\\")) or re.match(r"^[A-Za-z]:[\\/]", text)
+               or text.count("/") > 1 or "\\" in text
+               or re.search(r"\.(gguf|bin|safetensors|pt|pth|onnx|ggml)$", text, re.I))
+    if not is_path:
+        return text
+    path = PureWindowsPath(text) if "\\" in text else PurePosixPath(text)
+    return path.name or text
+
+
+@dataclass
+class Naming:
+    """How rows are named in a report: which field, renames, and per-model attributes.
+
+    ``attributes`` maps a model (as stored or its short name) to extra values; the key
+    ``name`` renames it and every other key (``size`` ...) becomes a column reports can show.
+    """
+
+    name_from: str = "model"       # model | label | section | source
+    renames: dict[str, str] = field(default_factory=dict)
+    attributes: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def lookup(self, model: Any) -> dict[str, Any]:
+        if not isinstance(model, str):
+            return {}
+        return self.attributes.get(model) or self.attributes.get(short_name(model)) or {}
+
+    def display(self, row: pd.Series) -> Any:
+        model = row.get("model")
+        if self.name_from == "model":
+            shown = short_name(model) if isinstance(model, str) and model else None
+        elif self.name_from == "section":
+            section = row.get("section")
+            shown = section.split(" > ")[-1] if isinstance(section, str) else None
+        else:
+            shown = row.get(self.name_from)
+        if shown is None or (isinstance(shown, float) and math.isnan(shown)):
+            shown = row.get("label") if isinstance(row.get("label"), str) else None
+        for key in (model, short_name(model), shown):
+            if isinstance(key, str) and key in self.renames:
+                return self.renames[key]
+        return self.lookup(model).get("name", shown)
+
+
+def load_attributes(path: str) -> dict[str, dict[str, Any]]:
+    """Per-model attributes from a JSON or TOML file: ``{model: {name: ..., size: ...}}``."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if path.endswith(".toml"):
+        import tomllib
+
+        parsed = tomllib.loads(data.decode("utf-8"))
+    else:
+        parsed = json.loads(data)
+    models = parsed.get("models", parsed)
+    return {str(k): dict(v) for k, v in models.items()}
+
+
+def _tags(value: Any) -> dict[str, str]:
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str) and value:
+        try:
+            loaded = json.loads(value)
+        except ValueError:
+            return {}
+        return loaded if isinstance(loaded, dict) else {}
+    return {}
+
+
+def _int_tag(tags: dict[str, str], *keys: str) -> int | None:
+    for key in keys:
+        try:
+            return int(str(tags[key]).strip())
+        except (KeyError, ValueError):
+            continue
+    return None
+
+
+def _texts(row: pd.Series) -> list[str]:
+    """The label, then the innermost heading: where a config like `tp2 x 4` is written."""
+    out = []
+    if isinstance(row.get("label"), str):
+        out.append(row["label"])
+    if isinstance(row.get("section"), str):
+        out.append(row["section"].split(" > ")[-1])
+    return out
+
+
+def replicas_of(row: pd.Series) -> int:
+    count = _int_tag(row.get("tags") or {}, "replicas")
+    if count:
+        return count
+    for text in _texts(row):
+        match = _REPLICAS.search(text)
+        if match:
+            return int(match[1])
+    return 1
+
+
+def gpus_of(row: pd.Series, replicas: int) -> int | None:
+    count = _int_tag(row.get("tags") or {}, "gpus", "gpu_count", "num_gpus")
+    if count:
+        return count
+    for key in ("tensor_parallel_size", "launch_tp"):
+        tp = row.get(key)
+        if isinstance(tp, (int, float)) and not pd.isna(tp) and tp > 0:
+            pp = row.get("pipeline_parallel_size") or row.get("launch_pp") or 1
+            pp = 1 if pd.isna(pp) else pp
+            return int(tp) * int(pp) * replicas
+    for text in _texts(row):
+        tp = _TP.search(text)
+        if tp:
+            pp = _PP.search(text)
+            return int(tp[1]) * (int(pp[1]) if pp else 1) * replicas
+    return None
+
+
+def derive(frame: pd.DataFrame, naming: Naming, *, scale_replicas: bool = True) -> pd.DataFrame:
+    """Add display names, per-model attributes, replicas, GPUs and per-GPU throughput."""
+    frame = frame.copy()
+    if "tags" in frame:
+        frame["tags"] = frame["tags"].map(_tags)
+    if "engine" in frame:
+        frame["_engine_display"] = frame["engine"].map(lambda e: ENGINE_NAMES.get(e, e))
+    if "model" in frame or "label" in frame:
+        frame["_model_display"] = frame.apply(naming.display, axis=1) if len(frame) else None
+        keys = sorted({k for attrs in naming.attributes.values() for k in attrs if k != "name"})
+        for key in keys:
+            if key not in frame:
+                frame[key] = frame.get("model", pd.Series(index=frame.index)).map(
+                    lambda m, k=key: naming.lookup(m).get(k))
+    if "output_throughput" in frame and len(frame):
+        replicas = frame.apply(replicas_of, axis=1)
+        frame["replicas"] = replicas
+        if scale_replicas:
+            for column in REPLICA_MULTIPLY:
+                if column in frame:
+                    frame[column] = frame[column] * replicas
+            for column in REPLICA_DIVIDE:
+                if column in frame:
+                    frame[column] = frame[column] / replicas
+        frame["gpus"] = [gpus_of(row, int(r)) for (_, row), r in zip(frame.iterrows(), replicas)]
+        gpus = pd.to_numeric(frame["gpus"], errors="coerce")
+        for column in ("output_throughput", "total_token_throughput", "request_throughput"):
+            if column in frame:
+                frame[f"{column}_per_gpu"] = frame[column] / gpus
+    for seconds in ("load_time_s", "load_seconds", "model_load_s"):
+        if seconds in frame:
+            frame["load_minutes"] = frame[seconds] / 60.0
+            break
+    return frame

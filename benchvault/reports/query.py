@@ -1,0 +1,164 @@
+"""Reading the warehouse for reports: a read-only connection, `--where` filters, `--sql`.
+
+Reports never write: the database is opened with SQLite's ``mode=ro`` URI and
+``PRAGMA query_only``, so a ``--sql`` that tries to change anything fails.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import pandas as pd
+
+# Columns a report never needs; they make a frame heavy.
+HEAVY_COLUMNS = {"raw_text", "namespace", "command", "extra"}
+
+
+class ReportError(ValueError):
+    """A report cannot be made as asked (bad filter, unknown column, unreadable database)."""
+
+
+def connect_readonly(db_path: str | Path) -> sqlite3.Connection:
+    path = Path(db_path)
+    if not path.exists():
+        raise ReportError(f"{path}: no such database - run `benchvault ingest FILES --db {path}`")
+    uri = "file:" + urllib.request.pathname2url(str(path.resolve())) + "?mode=ro"
+    conn = sqlite3.connect(uri, uri=True)
+    conn.execute("PRAGMA query_only = ON")
+    return conn
+
+
+def has_table(conn: sqlite3.Connection, table: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') "
+                        "AND name = ?", [table]).fetchone() is not None
+
+
+def table_columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+
+
+def load_table(conn: sqlite3.Connection, table: str) -> pd.DataFrame:
+    """Every row of ``table`` (without the heavy text columns), with its source file's name."""
+    cols = [c for c in table_columns(conn, table) if c not in HEAVY_COLUMNS]
+    select = ", ".join(f't."{c}"' for c in cols)
+    if "source_id" in cols and has_table(conn, "sources"):
+        sql = (f'SELECT {select}, s.name AS source FROM "{table}" t '
+               f"LEFT JOIN sources s ON s.id = t.source_id")
+    else:
+        sql = f'SELECT {select} FROM "{table}" t'
+    order = [c for c in ("source_id", "line_start", "id") if c in cols]
+    if order:
+        sql += " ORDER BY " + ", ".join(f"t.{c}" for c in order)
+    return pd.read_sql_query(sql, conn)
+
+
+def run_sql(conn: sqlite3.Connection, sql: str) -> pd.DataFrame:
+    try:
+        return pd.read_sql_query(sql, conn)
+    except Exception as exc:  # pandas wraps sqlite errors in its own class
+        raise ReportError(f"--sql failed: {exc}") from exc
+
+
+# --- filters -----------------------------------------------------------------------------------
+
+_CONDITION = re.compile(r"^\s*(?P<column>[A-Za-z_][\w.]*)\s*(?P<op>!=|>=|<=|=|>|<|~)(?P<value>.*)$",
+                        re.S)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One ``--where`` term: ``column=value``, ``!=``, ``<``, ``<=``, ``>``, ``>=`` or ``~``.
+
+    ``~`` is a case-insensitive substring match.  ``tag.KEY`` reads an ingest ``--tag``.
+    """
+
+    column: str
+    op: str
+    value: str
+
+    @classmethod
+    def parse(cls, text: str) -> "Condition":
+        match = _CONDITION.match(text)
+        if not match:
+            raise ReportError(f"--where wants COLUMN=VALUE (or != < <= > >= ~), got {text!r}")
+        return cls(match["column"], match["op"], match["value"].strip())
+
+    def __str__(self) -> str:
+        return f"{self.column}{self.op}{self.value}"
+
+
+def parse_conditions(texts: Iterable[str]) -> list[Condition]:
+    return [Condition.parse(t) for t in texts]
+
+
+def _as_number(value: str) -> float | None:
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _mask(frame: pd.DataFrame, cond: Condition, display: dict[str, str]) -> pd.Series:
+    series = _column(frame, cond.column)
+    shown = frame[display[cond.column]] if cond.column in display else None
+    if cond.op in ("=", "!="):
+        number = _as_number(cond.value)
+        if number is not None and pd.api.types.is_numeric_dtype(series):
+            hit = series == number
+        else:
+            hit = series.astype("string") == cond.value
+            if shown is not None:
+                hit = hit | (shown.astype("string") == cond.value)
+        hit = hit.fillna(False).astype(bool)
+        return hit if cond.op == "=" else ~hit
+    if cond.op == "~":
+        needle = cond.value.lower()
+        hit = series.astype("string").str.lower().str.contains(needle, regex=False)
+        if shown is not None:
+            hit = hit | shown.astype("string").str.lower().str.contains(needle, regex=False)
+        return hit.fillna(False).astype(bool)
+    number = _as_number(cond.value)
+    if number is None:
+        raise ReportError(f"--where {cond}: {cond.op} wants a number")
+    values = pd.to_numeric(series, errors="coerce")
+    hit = {"<": values < number, "<=": values <= number, ">": values > number,
+           ">=": values >= number}[cond.op]
+    return hit.fillna(False).astype(bool)
+
+
+def _column(frame: pd.DataFrame, name: str) -> pd.Series:
+    if name.startswith("tag.") or name.startswith("tags."):
+        key = name.split(".", 1)[1]
+        tags = frame["tags"] if "tags" in frame else pd.Series([None] * len(frame), frame.index)
+        return tags.map(lambda t: (t or {}).get(key) if isinstance(t, dict) else None)
+    if name not in frame.columns:
+        known = ", ".join(sorted(c for c in frame.columns if not c.startswith("_")))
+        raise ReportError(f"unknown column {name!r}; columns: {known}")
+    return frame[name]
+
+
+def apply_where(frame: pd.DataFrame, conditions: list[Condition],
+                display: dict[str, str] | None = None) -> pd.DataFrame:
+    """Keep rows matching every condition.
+
+    Repeating ``col=`` or ``col~`` for one column lists alternatives (any may match);
+    every other term must hold.  ``display`` maps a column to the column holding its shown
+    value (``model`` → its short name), which ``=`` and ``~`` also match.
+    """
+    display = display or {}
+    keep = pd.Series(True, index=frame.index)
+    alternatives: dict[str, pd.Series] = {}
+    for cond in conditions:
+        mask = _mask(frame, cond, display)
+        if cond.op in ("=", "~"):
+            alternatives[cond.column] = alternatives.get(cond.column, False) | mask
+        else:
+            keep &= mask
+    for mask in alternatives.values():
+        keep &= mask
+    return frame[keep]

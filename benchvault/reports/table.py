@@ -1,0 +1,196 @@
+"""Markdown tables: headers from the schema, numbers as printed, best values in bold, escaping.
+
+Headers, units and "which direction is better" come from the pydantic field metadata in
+``benchvault.schemas`` (``col(..., better=, label=)``) or, for derived columns, from
+``derive.DERIVED``: nothing here names a metric.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import typing
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any, Sequence
+
+import pandas as pd
+
+from ..schemas.store import row_models
+from .derive import DERIVED
+
+DECIMALS = 2
+
+
+@dataclass
+class Column:
+    name: str
+    header: str
+    better: str | None = None      # "higher" | "lower" | None
+    kind: str = "float"            # float | int | text
+    fmt: str | None = None         # a str.format template for the value, e.g. "c={}"
+
+
+def _kind(annotation: Any) -> str:
+    args = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
+    if int in args and float not in args:
+        return "int"
+    if float in args:
+        return "float"
+    return "text"
+
+
+def _default_header(name: str) -> str:
+    return name.replace("_", " ").strip().capitalize() if name.islower() else name
+
+
+def column_info(table: str | None, name: str) -> Column:
+    """Header, direction and kind of ``name``: schema first, then derived, then a default."""
+    if name in DERIVED:
+        d = DERIVED[name]
+        return Column(name, d.header, d.better, d.kind)
+    models = [m for m in row_models() if m.__table__ == table] + \
+             [m for m in row_models() if m.__table__ != table]
+    for model in models:
+        field_ = model.model_fields.get(name)
+        if field_ is None:
+            continue
+        extra = field_.json_schema_extra if isinstance(field_.json_schema_extra, dict) else {}
+        header = extra.get("label") or _default_header(name)
+        return Column(name, header, extra.get("better"), _kind(field_.annotation))
+    return Column(name, _default_header(name), None, "auto")
+
+
+# --- values ------------------------------------------------------------------------------------
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    try:
+        return bool(pd.isna(value)) if not isinstance(value, (list, dict, tuple)) else False
+    except (TypeError, ValueError):
+        return False
+
+
+def format_number(value: float, decimals: int = DECIMALS) -> str:
+    """``value`` with ``decimals`` places, rounding half up on its decimal form (71.515 → 71.52)."""
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    try:
+        quant = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-decimals),
+                                                     rounding=ROUND_HALF_UP)
+    except InvalidOperation:
+        return f"{value:.{decimals}f}"
+    text = f"{quant:f}"
+    return "0.00" if text in ("-0.00",) else text
+
+
+def format_value(value: Any, column: Column) -> str:
+    if _missing(value):
+        return ""
+    if isinstance(value, bool):
+        text = "yes" if value else "no"
+    elif column.kind == "int" and isinstance(value, (int, float)) and float(value).is_integer():
+        text = str(int(value))
+    elif column.kind in ("float", "int") and isinstance(value, (int, float)):
+        text = format_number(float(value))
+    elif column.kind == "auto" and isinstance(value, float):
+        text = format_number(value)
+    elif isinstance(value, float) and value.is_integer():
+        text = str(int(value))
+    else:
+        text = str(value)
+    return column.fmt.format(text) if column.fmt else text
+
+
+# --- escaping ----------------------------------------------------------------------------------
+
+_ALWAYS = re.compile(r"([\\`*\[\]|~])")
+
+
+def escape_cell(text: str) -> str:
+    """Text safe inside a GFM table cell: no column break, no emphasis, code, link or HTML.
+
+    ``|``, ``*``, backticks, brackets, ``~`` and ``\\`` are backslash-escaped; ``<``, ``>`` and
+    ``&`` become entities; ``_`` is escaped unless it sits between two letters or digits
+    (where GFM never reads it as emphasis, so ``Q4_K_M`` stays as it is); newlines become spaces.
+    """
+    text = re.sub(r"\s*[\r\n]+\s*", " ", str(text))
+    text = _ALWAYS.sub(r"\\\1", text)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    out = []
+    for i, ch in enumerate(text):
+        if ch == "_":
+            before = text[i - 1] if i else ""
+            after = text[i + 1] if i + 1 < len(text) else ""
+            if not (before.isalnum() and after.isalnum()):
+                out.append("\\_")
+                continue
+        out.append(ch)
+    return "".join(out)
+
+
+def unescape_cell(text: str) -> str:
+    """The text a reader sees for an escaped cell (used by tests and `compare`)."""
+    text = re.sub(r"\\(.)", r"\1", text)
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+# --- the table ---------------------------------------------------------------------------------
+
+@dataclass
+class Table:
+    """A formatted table: headers, cell texts, and which cells are best in their column."""
+
+    columns: list[Column]
+    cells: list[list[str]]
+    bold: list[list[bool]] = field(default_factory=list)
+
+    def markdown(self) -> str:
+        headers = [escape_cell(c.header) for c in self.columns]
+        body = [[("**" + escape_cell(t) + "**") if (b and t) else escape_cell(t)
+                 for t, b in zip(row, flags)] for row, flags in zip(self.cells, self.bold)]
+        widths = [max([len(h), 3] + [len(r[i]) for r in body]) for i, h in enumerate(headers)]
+
+        def line(values: Sequence[str]) -> str:
+            return "| " + " | ".join(v.ljust(w) for v, w in zip(values, widths)) + " |"
+
+        out = [line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+        out.extend(line(r) for r in body)
+        return "\n".join(out)
+
+
+def best_flags(texts: list[str], better: str | None) -> list[bool]:
+    """Which printed values are the best of their column (all of them on a tie).
+
+    Compared as printed, so two values that print the same are a tie.  A column with fewer
+    than two numbers has no best.
+    """
+    if better not in ("higher", "lower"):
+        return [False] * len(texts)
+    numbers: list[float | None] = []
+    for text in texts:
+        try:
+            numbers.append(float(re.sub(r"[^\d.eE+-]", "", text)) if text else None)
+        except ValueError:
+            numbers.append(None)
+    present = [n for n in numbers if n is not None and not math.isnan(n)]
+    if len(present) < 2:
+        return [False] * len(texts)
+    best = max(present) if better == "higher" else min(present)
+    return [n is not None and n == best for n in numbers]
+
+
+def build_table(frame: pd.DataFrame, columns: list[Column], *,
+                display: dict[str, str] | None = None, mark_best: bool = True) -> Table:
+    """Format ``frame``'s ``columns`` (showing ``display[col]`` values where given) and bold."""
+    display = display or {}
+    cells = []
+    for _, row in frame.iterrows():
+        cells.append([format_value(row.get(display.get(c.name, c.name)), c) for c in columns])
+    bold_by_column = [best_flags([r[i] for r in cells], c.better if mark_best else None)
+                      for i, c in enumerate(columns)]
+    bold = [[bold_by_column[i][j] for i in range(len(columns))] for j in range(len(cells))]
+    return Table(columns, cells, bold)
