@@ -220,6 +220,29 @@ def compare(
 
 
 @app.command()
+def export(
+    db: Path = DB_OPTION,
+    fmt: str = typer.Option("parquet", "--format", help="csv, json (JSON lines) or parquet."),
+    table: List[str] = typer.Option([], "--table", help="Only this table (repeatable)."),
+    out: Path = typer.Option(Path("export"), "--out", help="Directory to write into."),
+) -> None:
+    """Write the warehouse's tables as CSV, JSON lines or Parquet (typed columns, for DuckDB,
+    Spark, Trino). The database is opened read-only."""
+    from .export import export as run_export
+
+    if not db.exists():
+        console.print(f"[red]error[/red] {db}: no such database")
+        raise typer.Exit(1)
+    try:
+        written = run_export(db, fmt, out, table or None)
+    except ValueError as exc:
+        console.print(f"[red]error[/red] {exc}")
+        raise typer.Exit(2)
+    for path in written:
+        console.print(f"wrote {path}")
+
+
+@app.command()
 def formats() -> None:
     """List the formats benchvault reads and what it recognises them by."""
     from .parsers import all_formats

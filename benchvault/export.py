@@ -1,0 +1,97 @@
+"""Hand the warehouse to engines that scale: every table as CSV, JSON lines or Parquet.
+
+Parquet columns get real types (from the pydantic models) so DuckDB/Spark/Trino read numbers
+as numbers; JSON columns stay JSON text.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sqlite3
+from pathlib import Path
+from typing import Iterator
+
+from .schemas.store import columns, row_models
+
+FORMATS = ("csv", "json", "parquet")
+BATCH_ROWS = 50_000
+
+
+def _readonly(db_path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+
+
+def exportable_tables(conn: sqlite3.Connection) -> list[str]:
+    present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    return [m.__table__ for m in row_models() if m.__table__ in present]
+
+
+def _batches(conn: sqlite3.Connection, table: str) -> Iterator[tuple[list[str], list[tuple]]]:
+    cursor = conn.execute(f'SELECT * FROM "{table}" ORDER BY rowid')
+    names = [d[0] for d in cursor.description]
+    while batch := cursor.fetchmany(BATCH_ROWS):
+        yield names, batch
+
+
+def _arrow_schema(table: str, names: list[str]):
+    import pyarrow as pa
+
+    kinds = {}
+    for model in row_models():
+        if model.__table__ == table:
+            kinds = columns(model)
+    arrow = {int: pa.int64(), float: pa.float64(), str: pa.string()}
+    return pa.schema([(n, arrow.get(kinds.get(n, str), pa.string())) for n in names])
+
+
+def export_table(conn: sqlite3.Connection, table: str, fmt: str, out_dir: Path) -> Path:
+    out = out_dir / f"{table}.{'jsonl' if fmt == 'json' else fmt}"
+    if fmt == "csv":
+        with open(out, "w", newline="") as fh:
+            writer = None
+            for names, batch in _batches(conn, table):
+                if writer is None:
+                    writer = csv.writer(fh)
+                    writer.writerow(names)
+                writer.writerows(batch)
+    elif fmt == "json":
+        with open(out, "w") as fh:
+            for names, batch in _batches(conn, table):
+                for row in batch:
+                    record = {n: (str(v) if isinstance(v, float) and not math.isfinite(v) else v)
+                              for n, v in zip(names, row)}
+                    fh.write(json.dumps(record) + "\n")
+    elif fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        names = [d[1] for d in conn.execute(f'PRAGMA table_info("{table}")')]
+        schema = _arrow_schema(table, names)
+        with pq.ParquetWriter(out, schema) as writer:
+            for _, batch in _batches(conn, table):
+                cols = list(zip(*batch))
+                writer.write_table(pa.table(
+                    [pa.array(list(c), type=schema.field(i).type) for i, c in enumerate(cols)],
+                    schema=schema))
+    else:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    return out
+
+
+def export(db_path: Path, fmt: str, out_dir: Path, tables: list[str] | None = None) -> list[Path]:
+    """Write each table (or just ``tables``) to ``out_dir``; returns the files written."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    conn = _readonly(db_path)
+    try:
+        available = exportable_tables(conn)
+        chosen = tables or available
+        missing = [t for t in chosen if t not in available]
+        if missing:
+            raise ValueError(f"no such table: {', '.join(missing)} (have: {', '.join(available)})")
+        return [export_table(conn, t, fmt, out_dir) for t in chosen]
+    finally:
+        conn.close()
