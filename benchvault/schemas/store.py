@@ -96,6 +96,9 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
                           ("unparsed_blocks", "source_id"), ("sources", "path")):
         if db[table].exists():
             db.execute(f"CREATE INDEX IF NOT EXISTS idx_{table}_{column} ON {table}({column})")
+    from .views import ensure_views  # views need the tables above
+
+    ensure_views(db)
 
 
 def to_record(row: Row) -> dict[str, Any]:

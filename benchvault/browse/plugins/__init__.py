@@ -1,0 +1,1 @@
+"""Datasette plugins benchvault serves with (loaded by ``datasette --plugins-dir``)."""

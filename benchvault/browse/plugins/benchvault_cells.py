@@ -1,0 +1,67 @@
+"""Datasette plugin: numbers with their unit, and a chart preset on canned queries.
+
+Loaded with ``datasette --plugins-dir``; everything it knows comes from the ``benchvault``
+plugin configuration that ``benchvault.serve.metadata`` derives from the row models:
+
+- ``units``: table → column → unit, ``query_units``: column → unit for query results.  A cell
+  is shown as its exact value and unit (``849.46 s``, ``2,993.85 tok/s``) instead of Datasette's
+  Pint rendering, which rescales (``1.2345 ks``, GiB shown as GB) and cannot print units Pint
+  does not know.  Pint still converts filter values (``?duration__gt=10min``) for the units it
+  parses.
+- ``charts``: canned query → datasette-vega settings, applied when the page has no chart
+  settings of its own in its URL fragment.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+
+import markupsafe
+from datasette import hookimpl
+
+_config_cache: dict[int, dict] = {}
+
+
+def _config(datasette) -> dict:
+    key = id(datasette)
+    if key not in _config_cache:
+        _config_cache[key] = datasette.plugin_config("benchvault") or {}
+    return _config_cache[key]
+
+
+def format_number(value: int | float) -> str:
+    """The value as stored, with thousands separators (``2,993.85``; ``inf`` stays ``inf``)."""
+    return f"{value:,}"
+
+
+@hookimpl
+def render_cell(value, column, table, database, datasette):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    config = _config(datasette)
+    units = config.get("units", {}).get(table, {}) if table else config.get("query_units", {})
+    unit = units.get(column)
+    if not unit:
+        return None
+    return markupsafe.Markup('<span class="bv-number">{}</span>&nbsp;<span class="bv-unit">{}'
+                             '</span>').format(format_number(value), unit)
+
+
+def chart_fragment(settings: dict) -> str:
+    """datasette-vega's URL fragment for these chart settings."""
+    return "&".join(f"g.{key}={urllib.parse.quote(str(value))}"
+                    for key, value in settings.items())
+
+
+@hookimpl
+def extra_body_script(database, request, datasette):
+    if request is None or not database:
+        return None
+    name = urllib.parse.unquote(request.path.rstrip("/").rsplit("/", 1)[-1])
+    settings = _config(datasette).get("charts", {}).get(name)
+    if not settings:
+        return None
+    fragment = json.dumps("#" + chart_fragment(settings))
+    return ("if (!window.location.hash) { history.replaceState(null, '', "
+            f"window.location.pathname + window.location.search + {fragment}); }}")

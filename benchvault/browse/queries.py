@@ -1,0 +1,241 @@
+"""Canned queries: the comparisons a benchmark engineer opens in one click.
+
+Each query is built from the database actually being served (``present``: table or view name
+→ its columns) and returns ``None`` when what it reads is not there yet, so a warehouse without
+llama-bench results or server launches simply lists fewer queries.  Where a query reads a
+table whose columns belong to another area, it picks them from that table's row model (its
+facet columns and its columns with units) instead of naming them here.
+
+Every query shows where each row came from (``source`` file name and ``line_start``), and
+names its output columns after model columns so Datasette shows their units.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from ..schemas.models import Row
+from ..schemas.store import row_models
+
+Present = Mapping[str, Sequence[str]]
+
+# Text a speculative-decoding run carries in its context (heading, label, command, arguments).
+SPEC_DECODE_WORDS = ("specul", "draft", "eagle", "medusa", "mtp", "ngram")
+
+
+@dataclass(frozen=True)
+class CannedQuery:
+    name: str
+    title: str
+    description: str
+    build: Callable[[Present], str | None]
+    # datasette-vega chart shown with the results: mark, x_column, y_column, color_column...
+    chart: dict[str, str] = field(default_factory=dict)
+
+
+def _has(present: Present, table: str, *columns: str) -> bool:
+    return table in present and all(c in present[table] for c in columns)
+
+
+def _pick(present: Present, table: str, alias: str, columns: Sequence[str]) -> list[str]:
+    """``alias.column`` for the columns ``table`` really has, in the order given."""
+    return [f"{alias}.{c}" for c in columns if c in present.get(table, ())]
+
+
+def _model(table: str) -> type[Row] | None:
+    return next((m for m in row_models() if m.__table__ == table), None)
+
+
+def _extra(model: type[Row], name: str) -> dict[str, Any]:
+    extra = model.model_fields[name].json_schema_extra
+    return extra if isinstance(extra, dict) else {}
+
+
+def _facets_and_measures(model: type[Row], present_columns: Sequence[str]):
+    names = [n for n in model.model_fields if n in present_columns]
+    facets = [n for n in names if _extra(model, n).get("facet")]
+    measures = [n for n in names if _extra(model, n).get("unit") and n not in facets]
+    return facets, measures
+
+
+def _where_from(present: Present, table: str, alias: str) -> tuple[str, str]:
+    """Columns and join that name the source file and line of each row."""
+    if _has(present, table, "source_id") and "sources" in present:
+        cols = ["s.name AS source"] + _pick(present, table, alias, ("line_start",))
+        return ", ".join(cols), f" LEFT JOIN sources s ON s.id = {alias}.source_id"
+    return ", ".join(_pick(present, table, alias, ("line_start",))) or "NULL AS source", ""
+
+
+RUN_METRICS = ("completed", "duration", "request_throughput", "output_throughput",
+               "total_token_throughput", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms",
+               "mean_tpot_ms", "p99_tpot_ms", "mean_itl_ms", "p99_itl_ms")
+
+
+def concurrency_sweep(present: Present) -> str | None:
+    if not _has(present, "serving_runs", "max_concurrency", "model"):
+        return None
+    cols = _pick(present, "serving_runs", "r", ("model", "engine", "section", "label",
+                                                 "max_concurrency", *RUN_METRICS))
+    where_cols, join = _where_from(present, "serving_runs", "r")
+    return (f"SELECT r.id AS run_id, {', '.join(cols)}, {where_cols}\n"
+            f"FROM serving_runs r{join}\n"
+            "WHERE r.max_concurrency IS NOT NULL\n"
+            "  AND (:model = '' OR r.model LIKE '%' || :model || '%')\n"
+            "ORDER BY r.model, r.engine, r.section, r.max_concurrency, r.line_start")
+
+
+def engine_comparison(present: Present) -> str | None:
+    if not _has(present, "serving_runs", "engine", "max_concurrency", "output_throughput"):
+        return None
+    metrics = _pick(present, "serving_runs", "r", ("request_throughput", "total_token_throughput",
+                                                    "mean_ttft_ms", "mean_tpot_ms", "mean_itl_ms",
+                                                    "label"))
+    where_cols, join = _where_from(present, "serving_runs", "r")
+    # SQLite returns the other columns from the row that holds MAX(): the best run's.
+    return ("SELECT r.max_concurrency, r.engine, r.model, COUNT(*) AS runs,\n"
+            f"  MAX(r.output_throughput) AS output_throughput, {', '.join(metrics)},\n"
+            f"  r.id AS run_id, {where_cols}\n"
+            f"FROM serving_runs r{join}\n"
+            "WHERE r.output_throughput IS NOT NULL\n"
+            "  AND (:max_concurrency = '' OR r.max_concurrency = CAST(:max_concurrency AS INTEGER))\n"
+            "GROUP BY r.max_concurrency, r.engine, r.model\n"
+            "ORDER BY r.max_concurrency, r.model, output_throughput DESC")
+
+
+def _llama_bench_table(present: Present) -> str | None:
+    for model in row_models():
+        table = model.__table__
+        if re.search(r"llama.?bench", table) and _has(present, table, "model"):
+            return table
+    return None
+
+
+def llama_bench_by_model_and_test(present: Present) -> str | None:
+    table = _llama_bench_table(present)
+    if table is None:
+        return None
+    facets, measures = _facets_and_measures(_model(table), present[table])
+    keys = ["model"] + [c for c in facets if c != "model"]
+    test = [c for c in present[table] if c == "test" or c.startswith("test")]
+    order = ["t.model"] + [f"t.{c}" for c in test] + [f"t.{c}" for c in keys if c not in test]
+    where_cols, join = _where_from(present, table, "t")
+    cols = [f"t.{c}" for c in dict.fromkeys(keys + test + measures)]
+    return (f"SELECT {', '.join(cols)}, {where_cols}\n"
+            f"FROM {table} t{join}\n"
+            "WHERE (:model = '' OR t.model LIKE '%' || :model || '%')\n"
+            f"ORDER BY {', '.join(dict.fromkeys(order))}")
+
+
+def spec_decode_summary(present: Present) -> str | None:
+    if not _has(present, "serving_runs", "output_throughput"):
+        return None
+    context = [f"coalesce(r.{c}, '')" for c in ("section", "label", "command", "namespace")
+               if c in present["serving_runs"]]
+    join_launch = ""
+    if _has(present, "server_launches", "id") and _has(present, "serving_runs", "launch_id"):
+        join_launch = " LEFT JOIN server_launches l ON l.id = r.launch_id"
+        context += [f"coalesce(l.{c}, '')" for c in ("command", "raw_text")
+                    if c in present["server_launches"]]
+    text = " || ' ' || ".join(context)
+    runs = (f"(SELECT r.*, lower({text}) AS spec_context\n"
+            f"      FROM serving_runs r{join_launch}) r")
+    matches = " OR ".join(f"r.spec_context LIKE '%{w}%'" for w in SPEC_DECODE_WORDS)
+    if "accept_length" in present["serving_runs"]:
+        matches = f"r.accept_length IS NOT NULL OR {matches}"
+    cols = _pick(present, "serving_runs", "r", ("section", "label", "engine", "model",
+                                                 "max_concurrency", "accept_length",
+                                                 "output_throughput", "request_throughput",
+                                                 "mean_tpot_ms", "mean_itl_ms", "mean_ttft_ms"))
+    where_cols, join = _where_from(present, "serving_runs", "r")
+    # Speculative-decoding log lines of the run (another area's table): the average of each
+    # metric its model marks better-higher/lower, e.g. the draft acceptance rate.
+    metrics_model, averaged, join_metrics = _model("spec_decode_metrics"), [], ""
+    if metrics_model and _has(present, "spec_decode_metrics", "run_id"):
+        averaged = [f"AVG(m.{n}) AS {n}" for n in metrics_model.model_fields
+                    if n in present["spec_decode_metrics"]
+                    and _extra(metrics_model, n).get("better")]
+        join_metrics = " LEFT JOIN spec_decode_metrics m ON m.run_id = r.id"
+        matches = f"m.id IS NOT NULL OR {matches}"
+        averaged.insert(0, "COUNT(m.id) AS spec_decode_lines")
+    return (f"SELECT r.id AS run_id, {', '.join(cols + averaged)}, {where_cols}\n"
+            f"FROM {runs}{join}{join_metrics}\n"
+            f"WHERE {matches}\n"
+            + ("GROUP BY r.id\n" if join_metrics else "") +
+            "ORDER BY r.model, r.section, r.max_concurrency, r.line_start")
+
+
+def server_capacity(present: Present) -> str | None:
+    model = _model("server_launches")
+    if model is None or "server_launches" not in present:
+        return None
+    facets, measures = _facets_and_measures(model, present["server_launches"])
+    if not measures:
+        return None
+    where_cols, join = _where_from(present, "server_launches", "l")
+    cols = [f"l.{c}" for c in dict.fromkeys(["id", *facets, *measures])
+            if c in present["server_launches"]]
+    model_filter = ("WHERE (:model = '' OR l.model LIKE '%' || :model || '%')\n"
+                    if "model" in present["server_launches"] else "")
+    return (f"SELECT {', '.join(cols)}, {where_cols}\n"
+            f"FROM server_launches l{join}\n{model_filter}"
+            f"ORDER BY {', '.join(f'l.{c}' for c in facets[:3]) or 'l.id'}")
+
+
+def latest_ingest(present: Present) -> str | None:
+    if not _has(present, "sources", "ingested_at", "name"):
+        return None
+    cols = _pick(present, "sources", "s", ("id", "name", "ingested_at", "runs", "warnings",
+                                           "size", "encoding", "parser_version", "tags", "path"))
+    unparsed = ""
+    if _has(present, "unparsed_blocks", "source_id"):
+        unparsed = (",\n  (SELECT COUNT(*) FROM unparsed_blocks u WHERE u.source_id = s.id) "
+                    "AS unparsed_blocks")
+    return (f"SELECT {', '.join(cols)}{unparsed}\nFROM sources s\n"
+            "ORDER BY s.ingested_at DESC, s.id DESC")
+
+
+QUERIES: tuple[CannedQuery, ...] = (
+    CannedQuery("concurrency_sweep", "Concurrency sweep",
+                "Every serving run with a max concurrency, per model, engine and section, in "
+                "concurrency order. Leave model empty for all; a part of the name matches.",
+                concurrency_sweep,
+                {"mark": "line", "x_column": "max_concurrency", "x_type": "quantitative",
+                 "y_column": "output_throughput", "y_type": "quantitative",
+                 "color_column": "section"}),
+    CannedQuery("engine_comparison", "Engine comparison at a concurrency",
+                "Best output throughput of each engine and model at one max concurrency "
+                "(empty: every concurrency), with the run that reached it.",
+                engine_comparison,
+                {"mark": "bar", "x_column": "engine", "x_type": "ordinal",
+                 "y_column": "output_throughput", "y_type": "quantitative",
+                 "color_column": "model"}),
+    CannedQuery("llama_bench_by_model_and_test", "llama-bench by model and test",
+                "llama-bench results ordered by model and test (pp512, tg128, ...).",
+                llama_bench_by_model_and_test),
+    CannedQuery("spec_decode_summary", "Speculative decoding summary",
+                "Serving runs whose context (heading, label, command, server launch) mentions "
+                "speculative decoding or that printed an accept length.",
+                spec_decode_summary,
+                {"mark": "bar", "x_column": "label", "x_type": "ordinal",
+                 "y_column": "output_throughput", "y_type": "quantitative",
+                 "color_column": "section"}),
+    CannedQuery("server_capacity", "Server capacity",
+                "What each server launch reported about its capacity (memory, KV cache, "
+                "maximum concurrency), with its settings.",
+                server_capacity),
+    CannedQuery("latest_ingest", "Latest ingest",
+                "Files ingested, newest first, with the runs, warnings and unparsed blocks "
+                "each one gave.", latest_ingest),
+)
+
+
+def canned_queries(present: Present) -> list[tuple[CannedQuery, str]]:
+    """The queries the served database can answer, each with its SQL."""
+    out = []
+    for query in QUERIES:
+        sql = query.build(present)
+        if sql:
+            out.append((query, sql))
+    return out

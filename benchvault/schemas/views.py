@@ -1,0 +1,136 @@
+"""SQL views of the warehouse, generated from the row models and created with the schema.
+
+A view joins what people want side by side.  Each one declares the tables it needs and is
+created (or re-created when its generated SQL changed) only once they exist, so a database
+without, say, ``server_launches`` simply has no ``runs_with_server`` yet.  The description
+and unit of every view column come from the model column it is read from.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .models import LATENCY_METRICS, LATENCY_NAMES, Row
+
+# Stats the wide latency view pivots out of latency_stats (a stat not printed stays null).
+LATENCY_VIEW_STATS = ("mean", "median", "std", "min", "max",
+                      "p25", "p50", "p75", "p90", "p95", "p99", "p99.9")
+# Run columns the latency view repeats so a row reads on its own.
+LATENCY_VIEW_RUN_COLUMNS = ("source_id", "line_start", "section", "label", "engine", "model",
+                            "max_concurrency")
+# Launch columns runs_with_server leaves out: provenance the run already has, and raw text.
+SERVER_SKIP = {"id", "raw_text", "tags", "section", "label", "source_id", "line_end"}
+
+
+@dataclass(frozen=True)
+class ColumnDoc:
+    description: str
+    unit: str | None = None
+
+
+@dataclass(frozen=True)
+class View:
+    name: str
+    description: str
+    requires: tuple[str, ...]
+    select: Callable[[], str]
+    columns: Callable[[], dict[str, ColumnDoc]]
+
+
+def _model(table: str) -> type[Row] | None:
+    from .store import row_models
+
+    return next((m for m in row_models() if m.__table__ == table), None)
+
+
+def _doc(model: type[Row], name: str) -> ColumnDoc:
+    field = model.model_fields[name]
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+    return ColumnDoc(field.description or "", extra.get("unit"))
+
+
+def _latency_column(metric: str, stat: str) -> str:
+    return f"{stat.replace('.', '_')}_{metric}_ms"
+
+
+def _latency_select() -> str:
+    pivots = ",\n  ".join(
+        f"MAX(CASE WHEN s.metric = '{metric}' AND s.stat = '{stat}' THEN s.value_ms END) "
+        f"AS {_latency_column(metric, stat)}"
+        for metric in LATENCY_METRICS for stat in LATENCY_VIEW_STATS)
+    run_columns = ", ".join(f"r.{c}" for c in LATENCY_VIEW_RUN_COLUMNS)
+    return (f"SELECT r.id AS run_id, {run_columns},\n  {pivots}\n"
+            "FROM serving_runs r JOIN latency_stats s ON s.run_id = r.id\nGROUP BY r.id")
+
+
+def _latency_columns() -> dict[str, ColumnDoc]:
+    runs = _model("serving_runs")
+    out = {"run_id": ColumnDoc("Serving run (serving_runs.id).")}
+    out.update({c: _doc(runs, c) for c in LATENCY_VIEW_RUN_COLUMNS})
+    for metric in LATENCY_METRICS:
+        for stat in LATENCY_VIEW_STATS:
+            word = {"mean": "Mean", "median": "Median", "std": "Standard deviation of",
+                    "min": "Minimum", "max": "Maximum"}.get(stat, f"{stat[1:]}th percentile of")
+            out[_latency_column(metric, stat)] = ColumnDoc(
+                f"{word} {LATENCY_NAMES[metric]}, as printed.", "ms")
+    return out
+
+
+def _server_columns() -> list[str]:
+    launches = _model("server_launches")
+    return [c for c in launches.model_fields if c not in SERVER_SKIP] if launches else []
+
+
+def _runs_with_server_select() -> str:
+    launch = ", ".join(f"l.{c} AS server_{c}" for c in _server_columns())
+    return ("SELECT r.*" + (f", {launch}" if launch else "") +
+            "\nFROM serving_runs r LEFT JOIN server_launches l ON l.id = r.launch_id")
+
+
+def _runs_with_server_columns() -> dict[str, ColumnDoc]:
+    runs, launches = _model("serving_runs"), _model("server_launches")
+    out = {c: _doc(runs, c) for c in runs.model_fields}
+    for c in _server_columns():
+        doc = _doc(launches, c)
+        out[f"server_{c}"] = ColumnDoc(f"Server launch: {doc.description}", doc.unit)
+    return out
+
+
+VIEWS: tuple[View, ...] = (
+    View("latency", "One row per serving run with every latency statistic it printed side by "
+                    "side (from latency_stats); null where a stat was not printed.",
+         ("serving_runs", "latency_stats"), _latency_select, _latency_columns),
+    View("runs_with_server", "Serving runs joined to the server launch they ran against "
+                             "(server_* columns come from server_launches).",
+         ("serving_runs", "server_launches"), _runs_with_server_select,
+         _runs_with_server_columns),
+)
+
+
+def available_views(tables: set[str]) -> list[View]:
+    """Views whose tables are all in ``tables`` (and whose models are registered)."""
+    return [v for v in VIEWS if set(v.requires) <= tables and all(_model(t) for t in v.requires)]
+
+
+def ensure_views(db: Any) -> None:
+    """Create every view whose tables exist; re-create one whose generated SQL changed.
+
+    ``db`` is a sqlite-utils Database.  Concurrent ingests may race to create the same view:
+    the loser's "already exists" is harmless.
+    """
+    tables = set(db.table_names())
+    existing = {name: sql for name, sql in db.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'view'").fetchall()}
+    for view in available_views(tables):
+        sql = f"CREATE VIEW {view.name} AS\n{view.select()}"
+        if existing.get(view.name) == sql:
+            continue
+        try:
+            if view.name in existing:
+                db.execute(f"DROP VIEW IF EXISTS {view.name}")
+            db.execute(sql)
+        except sqlite3.OperationalError as exc:
+            if "already exists" not in str(exc):
+                raise
