@@ -15,9 +15,10 @@ import sqlite_utils
 from pydantic import ValidationError
 
 from . import __version__
-from .parsers.base import Block, BlockParseError, Parsed
+from .parsers.base import Block, BlockParseError, Facts, Parsed
 from .parsers.lines import ReadReport, UnreadableFile, file_digest, iter_lines
 from .parsers.segmenter import LineHit, Segmenter, Truncated
+from .linking import Linker
 from .schemas import store
 from .schemas.models import Source, UnparsedBlock
 
@@ -114,7 +115,12 @@ def _build_line(hit: LineHit) -> Iterator[Parsed | Warning_]:
     except (BlockParseError, ValidationError, ValueError) as exc:
         yield Warning_(hit.line, f"{name}: {exc}", name, hit.text)
         return
-    if parsed is not None:
+    if isinstance(parsed, Facts):
+        # One line of a record many lines assemble (a server launch): the Linker merges it.
+        parsed.line, parsed.text = hit.line, hit.text
+        yield from (Warning_(line, f"{name}: {reason}", name) for line, reason in parsed.warnings)
+        yield parsed
+    elif parsed is not None:
         _stamp(parsed, hit.line, hit.line, hit.text)
         yield parsed
 
@@ -190,14 +196,20 @@ def _existing(db: sqlite_utils.Database, abspath: str) -> dict | None:
 def _write_rows(db: sqlite_utils.Database, source_id: int, items: Iterable[Parsed | Warning_],
                 result: FileResult) -> None:
     children = []
+    linker = Linker(db, source_id)
     for item in items:
         if isinstance(item, Warning_):
             result.warnings.append(item)
             continue
+        if isinstance(item, Facts):
+            linker.facts(item)
+            continue
         row = item.row
         if "source_id" in type(row).model_fields:
             row.source_id = source_id
+        linker.before_insert(row)
         row_id = store.insert(db, row)
+        linker.after_insert(row, row_id)
         result.counts[row.__table__] = result.counts.get(row.__table__, 0) + 1
         for child in item.children:
             for column, target, _ in child.__foreign_keys__:
@@ -209,6 +221,8 @@ def _write_rows(db: sqlite_utils.Database, source_id: int, items: Iterable[Parse
             store.insert_many(db, children)
             children = []
     store.insert_many(db, children)
+    if linker.launch_count:
+        result.counts["server_launches"] = linker.launch_count
 
 
 def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path], tags: dict[str, str] | None = None,

@@ -109,6 +109,28 @@ class BlockFormat:
         return self.marker in line and self.start.search(line) is not None
 
 
+@dataclass
+class Facts:
+    """Part of a record that many lines assemble (a server launch); ingest merges them.
+
+    ``values`` are column values of ``table``'s row; ``kind`` names the line.  ``begins``: the
+    line starts a new record (a launch command); ``once``: a record has this line once, so a
+    second one starts another record; ``weak``: it may only add to a record already open.
+    """
+
+    table: str
+    kind: str
+    values: dict[str, Any]
+    context: Context
+    time: Any = None                  # a vllm_server_log.LogTime, when the line had one
+    begins: bool = False
+    once: bool = False
+    weak: bool = False
+    line: int = 0
+    text: str = ""
+    warnings: list[tuple[int, str]] = field(default_factory=list)
+
+
 @dataclass(frozen=True)
 class LineFormat:
     """A record that fits on one log line (a metrics line, a start-up fact)."""
@@ -119,7 +141,7 @@ class LineFormat:
     upstream: tuple[str, ...]
     markers: tuple[str, ...]
     pattern: re.Pattern[str]
-    build: Callable[[int, str, Context], Parsed | None]
+    build: Callable[[int, str, Context], "Parsed | Facts | None"]
     commands: dict[str, re.Pattern[str]] = field(default_factory=dict)
 
     def matches(self, line: str) -> bool:

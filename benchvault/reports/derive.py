@@ -26,6 +26,8 @@ class Derived:
 
 DERIVED: dict[str, Derived] = {
     "source": Derived("Source", "File the row was read from.", kind="text"),
+    "config": Derived("Config", "The innermost heading the row sits under (e.g. `TP16`).",
+                      kind="text"),
     "replicas": Derived("Replicas", "Independent server copies the result stands for (`--tag "
                         "replicas=N` or a label like `tp2 x 4`); throughput is multiplied and "
                         "duration divided by it.", kind="int"),
@@ -38,7 +40,14 @@ DERIVED: dict[str, Derived] = {
                                               better="higher"),
     "request_throughput_per_gpu": Derived("Req/s/GPU", "Requests per second per GPU.",
                                           better="higher"),
-    "load_minutes": Derived("Load (min)", "Server load time in minutes.", better="lower"),
+    "load_minutes": Derived("Load (min)", "Server start-up time in minutes.", better="lower"),
+    "run_max_concurrency": Derived("Concurrency", "max_concurrency of the serving run.",
+                                   kind="int"),
+    "run_output_throughput": Derived("Output Tok/s", "Output throughput of the serving run.",
+                                     better="higher"),
+    "run_mean_tpot_ms": Derived("Mean TPOT (ms)", "Mean TPOT of the serving run.",
+                                better="lower"),
+    "speculative_model": Derived("Draft model", "Draft model of the launch.", kind="text"),
 }
 
 ENGINE_NAMES = {"vllm": "vLLM", "llama.cpp": "llama.cpp", "sglang": "SGLang",
@@ -169,9 +178,13 @@ def gpus_of(row: pd.Series, replicas: int) -> int | None:
     for key in ("tensor_parallel_size", "launch_tp"):
         tp = row.get(key)
         if isinstance(tp, (int, float)) and not pd.isna(tp) and tp > 0:
-            pp = row.get("pipeline_parallel_size") or row.get("launch_pp") or 1
-            pp = 1 if pd.isna(pp) else pp
-            return int(tp) * int(pp) * replicas
+            others = 1
+            for other in (("pipeline_parallel_size", "launch_pp"),
+                          ("data_parallel_size", "launch_dp")):
+                value = row.get(other[0], row.get(other[1]))
+                if isinstance(value, (int, float)) and not pd.isna(value) and value > 0:
+                    others *= int(value)
+            return int(tp) * others * replicas
     for text in _texts(row):
         tp = _TP.search(text)
         if tp:
@@ -185,6 +198,9 @@ def derive(frame: pd.DataFrame, naming: Naming, *, scale_replicas: bool = True) 
     frame = frame.copy()
     if "tags" in frame:
         frame["tags"] = frame["tags"].map(_tags)
+    if "section" in frame:
+        frame["config"] = frame["section"].map(
+            lambda s: s.split(" > ")[-1] if isinstance(s, str) else None)
     if "engine" in frame:
         frame["_engine_display"] = frame["engine"].map(lambda e: ENGINE_NAMES.get(e, e))
     if "model" in frame or "label" in frame:
@@ -209,7 +225,7 @@ def derive(frame: pd.DataFrame, naming: Naming, *, scale_replicas: bool = True) 
         for column in ("output_throughput", "total_token_throughput", "request_throughput"):
             if column in frame:
                 frame[f"{column}_per_gpu"] = frame[column] / gpus
-    for seconds in ("load_time_s", "load_seconds", "model_load_s"):
+    for seconds in ("load_seconds", "launch_load_seconds"):
         if seconds in frame:
             frame["load_minutes"] = frame[seconds] / 60.0
             break

@@ -22,6 +22,8 @@ class ReportKind:
     metric: str = ""                     # the metric `compare` judges by default
     formats: tuple[tuple[str, str], ...] = ()   # column → str.format template
     sweep: bool = False                  # rows grouped by config, then by max_concurrency
+    where: tuple[str, ...] = ()          # always applied (before the user's --where)
+    context: tuple[str, ...] = ()        # shown first, by default, when they differ between rows
 
 
 SERVING_METRICS = ("duration", "request_throughput", "output_throughput",
@@ -33,7 +35,8 @@ KINDS: dict[str, ReportKind] = {k.name: k for k in (
         "Serving results of one model/engine/config by max_concurrency.",
         ("model", "max_concurrency") + SERVING_METRICS,
         charts=("throughput", "ttft"), match=("engine", "model", "max_concurrency"),
-        metric="output_throughput", formats=(("max_concurrency", "c={}"),), sweep=True),
+        metric="output_throughput", formats=(("max_concurrency", "c={}"),), sweep=True,
+        context=("engine", "config")),
     ReportKind(
         "engines", "serving_runs", "Engine / quantization comparison",
         "Serving results of several engines, models or quantizations side by side "
@@ -54,18 +57,20 @@ KINDS: dict[str, ReportKind] = {k.name: k for k in (
         match=("model_type", "test"), metric="avg_ts"),
     ReportKind(
         "spec-decode", "spec_decode_metrics", "Speculative decoding",
-        "Speculative-decoding acceptance and efficiency, with the serving run they belong to.",
-        ("label", "num_spec_tokens", "draft_acceptance_rate", "system_efficiency",
-         "mean_acceptance_length", "accepted_tokens", "draft_tokens", "emitted_tokens"),
-        match=("label",), metric="draft_acceptance_rate"),
+        "Speculative-decoding acceptance and efficiency, with the serving run each belongs to.",
+        ("label", "speculative_model", "num_speculative_tokens", "draft_acceptance_rate",
+         "system_efficiency", "mean_acceptance_length", "run_output_throughput",
+         "run_mean_tpot_ms"),
+        match=("num_speculative_tokens",), metric="draft_acceptance_rate",
+        where=("kind!=stage_times",)),
     ReportKind(
         "capacity", "server_launches", "Server capacity",
         "How each server was launched and what it could hold: KV cache, max concurrency, "
         "load time.",
         ("engine", "model", "tensor_parallel_size", "pipeline_parallel_size",
-         "gpu_memory_utilization", "max_model_len", "kv_cache_tokens", "max_concurrency",
-         "load_minutes"),
-        match=("model",), metric="max_concurrency"),
+         "gpu_memory_utilization", "max_model_len", "gpu_blocks", "kv_cache_tokens",
+         "max_concurrency_x", "weights_gib", "load_minutes"),
+        match=("model",), metric="kv_cache_tokens"),
 )}
 
 

@@ -16,7 +16,13 @@ from typing import Iterable
 import pandas as pd
 
 # Columns a report never needs; they make a frame heavy.
-HEAVY_COLUMNS = {"raw_text", "namespace", "command", "extra"}
+HEAVY_COLUMNS = {"raw_text", "namespace", "command", "extra", "args"}
+LAUNCH_COLUMNS = (("tensor_parallel_size", "launch_tp"), ("pipeline_parallel_size", "launch_pp"),
+                  ("data_parallel_size", "launch_dp"), ("load_seconds", "launch_load_seconds"),
+                  ("speculative_model", "speculative_model"))
+RUN_COLUMNS = (("max_concurrency", "run_max_concurrency"),
+               ("output_throughput", "run_output_throughput"),
+               ("mean_tpot_ms", "run_mean_tpot_ms"))
 
 
 class ReportError(ValueError):
@@ -45,12 +51,20 @@ def table_columns(conn: sqlite3.Connection, table: str) -> list[str]:
 def load_table(conn: sqlite3.Connection, table: str) -> pd.DataFrame:
     """Every row of ``table`` (without the heavy text columns), with its source file's name."""
     cols = [c for c in table_columns(conn, table) if c not in HEAVY_COLUMNS]
-    select = ", ".join(f't."{c}"' for c in cols)
+    select = [f't."{c}"' for c in cols]
+    joins = []
     if "source_id" in cols and has_table(conn, "sources"):
-        sql = (f'SELECT {select}, s.name AS source FROM "{table}" t '
-               f"LEFT JOIN sources s ON s.id = t.source_id")
-    else:
-        sql = f'SELECT {select} FROM "{table}" t'
+        select.append("s.name AS source")
+        joins.append("LEFT JOIN sources s ON s.id = t.source_id")
+    # What the server launch knows (GPU count, load time), under launch_* names.
+    for fk, target, names in (("launch_id", "server_launches", LAUNCH_COLUMNS),
+                              ("run_id", "serving_runs", RUN_COLUMNS)):
+        if fk in cols and has_table(conn, target):
+            present = set(table_columns(conn, target))
+            alias = target[0] + "x"
+            select += [f'{alias}."{c}" AS {new}' for c, new in names if c in present]
+            joins.append(f'LEFT JOIN "{target}" {alias} ON {alias}.id = t.{fk}')
+    sql = f'SELECT {", ".join(select)} FROM "{table}" t ' + " ".join(joins)
     order = [c for c in ("source_id", "line_start", "id") if c in cols]
     if order:
         sql += " ORDER BY " + ", ".join(f"t.{c}" for c in order)

@@ -92,13 +92,17 @@ def _group_key(frame: pd.DataFrame) -> list[tuple]:
 
 
 def resolve_columns(spec: ReportKind, frame: pd.DataFrame, options: ReportOptions,
-                    custom_sql: bool) -> list[Column]:
+                    selected: list[str] | None = None) -> list[Column]:
+    """``--columns``, else what ``--sql`` selected, else the kind's defaults."""
     wanted = list(options.columns)
     if not wanted:
-        if custom_sql:
-            wanted = [c for c in frame.columns if not c.startswith("_")]
+        if selected is not None:
+            wanted = list(selected)
         else:
             wanted = [c for c in spec.columns if c in frame.columns]
+            varying = [c for c in spec.context if c in frame.columns and c not in wanted
+                       and frame[c].astype("string").fillna("").nunique() > 1]
+            wanted = varying + wanted
     missing = [c for c in wanted if c not in frame.columns]
     if missing:
         known = ", ".join(sorted(c for c in frame.columns if not c.startswith("_")))
@@ -139,14 +143,17 @@ def _make(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions) ->
         return Report(spec, title, spec.description, None, pd.DataFrame(), [note], filters)
     else:
         frame = load_table(conn, spec.table)
+    selected = [c for c in frame.columns if c not in ("id", "source_id", "tags")]
     frame = derive(frame, _naming(options), scale_replicas=options.scale_replicas)
+    if not options.sql:
+        frame = apply_where(frame, parse_conditions(spec.where), DISPLAY)
     frame = apply_where(frame, conditions, DISPLAY)
     frame = _sort(frame, spec, options.sort)
     notes = []
     if frame.empty:
         notes.append("No rows match" + (f": {'; '.join(filters)}." if filters else "."))
         return Report(spec, title, spec.description, None, frame, notes, filters)
-    columns = resolve_columns(spec, frame, options, custom_sql=bool(options.sql))
+    columns = resolve_columns(spec, frame, options, selected if options.sql else None)
     display = {c: d for c, d in DISPLAY.items() if d in frame}
     table = build_table(frame, columns, display=display, mark_best=options.mark_best)
     if "replicas" in frame and options.scale_replicas:

@@ -41,22 +41,27 @@ class Region:
     begin: int            # 0-based index of the begin line
     end: int              # 0-based index of the end line
     args: dict[str, list[str]] = field(default_factory=dict)
+    path: str = ""
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.begin + 1}" if self.path else f"line {self.begin + 1}"
 
     @property
     def kind(self) -> str:
         return (self.args.get("report") or [self.name])[-1]
 
 
-def _parse_args(text: str, line_no: int) -> dict[str, list[str]]:
+def _parse_args(text: str, line_no: str) -> dict[str, list[str]]:
     try:
         words = shlex.split(text)
     except ValueError as exc:
-        raise ReportError(f"line {line_no}: cannot read the marker's options: {exc}") from None
+        raise ReportError(f"{line_no}: cannot read the marker's options: {exc}") from None
     args: dict[str, list[str]] = {}
     for word in words:
         key, sep, value = word.partition("=")
         if not sep:
-            raise ReportError(f"line {line_no}: marker option {word!r} is not key=value")
+            raise ReportError(f"{line_no}: marker option {word!r} is not key=value")
         args.setdefault(key.strip().replace("_", "-"), []).append(value)
     return args
 
@@ -83,7 +88,7 @@ def find_regions(lines: list[str], path: str = "") -> list[Region]:
                 raise ReportError(f"{where}{open_[1] + 1}: region {open_[0]!r} has no "
                                   f"`<!-- benchvault:end {open_[0]} -->` before the next begin "
                                   f"marker at line {i + 1}")
-            open_ = (begin["name"], i, _parse_args(begin["args"], i + 1))
+            open_ = (begin["name"], i, _parse_args(begin["args"], f"{where}{i + 1}"))
         elif end:
             if not open_:
                 raise ReportError(f"{where}{i + 1}: `benchvault:end {end['name']}` without a "
@@ -91,7 +96,7 @@ def find_regions(lines: list[str], path: str = "") -> list[Region]:
             if end["name"] != open_[0]:
                 raise ReportError(f"{where}{i + 1}: `benchvault:end {end['name']}` closes region "
                                   f"{open_[0]!r} opened at line {open_[1] + 1}")
-            regions.append(Region(open_[0], open_[1], i, open_[2]))
+            regions.append(Region(open_[0], open_[1], i, open_[2], path))
             open_ = None
         else:
             raise ReportError(f"{where}{i + 1}: malformed benchvault marker: {line.strip()!r}")
@@ -101,23 +106,23 @@ def find_regions(lines: list[str], path: str = "") -> list[Region]:
     return regions
 
 
-def _pairs(values: list[str], key: str, line_no: int) -> dict[str, str]:
+def _pairs(values: list[str], key: str, line_no: str) -> dict[str, str]:
     out = {}
     for value in values:
         left, sep, right = value.partition("=")
         if not sep:
-            raise ReportError(f"line {line_no}: {key}= wants COLUMN=VALUE, got {value!r}")
+            raise ReportError(f"{line_no}: {key}= wants COLUMN=VALUE, got {value!r}")
         out[left] = right
     return out
 
 
 def region_options(region: Region, base: Path) -> ReportOptions:
-    a, line_no = region.args, region.begin + 1
+    a, line_no = region.args, region.where
     known = {"report", "where", "sql", "columns", "sort", "header", "fmt", "name", "name-from",
              "models", "charts", "chart-dir", "replicas"}
     unknown = set(a) - known
     if unknown:
-        raise ReportError(f"line {line_no}: unknown marker option(s) {', '.join(sorted(unknown))}"
+        raise ReportError(f"{line_no}: unknown marker option(s) {', '.join(sorted(unknown))}"
                           f"; known: {', '.join(sorted(known))}")
 
     def last(key: str) -> str | None:
@@ -150,7 +155,10 @@ def update_text(text: str, db_path: str | Path, base: Path, path: str = "") -> s
         bodies = []
         for region in regions:
             options = region_options(region, base)
-            report = make_report(db_path, region.kind, options, conn=conn)
+            try:
+                report = make_report(db_path, region.kind, options, conn=conn)
+            except ReportError as exc:
+                raise ReportError(f"{region.where}: region {region.name!r}: {exc}") from None
             if options.charts:
                 chart_dir = base / (region.args.get("chart-dir") or ["charts"])[-1]
                 write_charts(report, chart_dir, region.name, options.charts, link_base=base)

@@ -1,0 +1,110 @@
+"""vLLM's periodic engine log line → one ``engine_stats`` row.
+
+Upstream printers: V0 ``vllm/engine/metrics.py`` ``LoggingStatLogger`` (0.2 – 0.10, plus the
+separate ``Prefix cache hit rate: GPU: x%, CPU: y%`` line), V1 ``vllm/v1/metrics/loggers.py``
+(0.8 → current, ``Engine 000:`` prefix from 0.9).
+
+Example (a V0 log quoted in vllm-project/vllm issues)::
+
+    INFO 08-27 15:21:10 metrics.py:406] Avg prompt throughput: 0.0 tokens/s, Avg generation
+    throughput: 75.3 tokens/s, Running: 6 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache
+    usage: 9.2%, CPU KV cache usage: 0.0%.
+
+gives ``generation_throughput=75.3, running=6, swapped=0, waiting=0,
+gpu_kv_cache_usage_pct=9.2, cpu_kv_cache_usage_pct=0.0``.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from lark import Lark, Transformer, Tree, v_args
+from lark.exceptions import LarkError, UnexpectedInput
+
+from ..schemas.server import EngineStat
+from .base import BlockParseError, Context, LineFormat, Parsed
+from .vllm_server_log import split_log_line
+
+INT_COLUMNS = {"running", "swapped", "waiting", "engine_index"}
+
+
+def flat(items) -> list:
+    """Items with lark's helper-rule trees (`_item`, `_items`) opened up."""
+    out = []
+    for item in items:
+        out.extend(flat(item.children) if isinstance(item, Tree) else [item])
+    return out
+
+
+@v_args(inline=True)
+class LineToColumns(Transformer):
+    """Tree → ({column: value}, {unknown label: value})."""
+
+    def start(self, line):
+        return line
+
+    def v0_prefix_cache(self, _label, gpu, cpu):
+        return {"prefix_cache_hit_rate_pct": float(gpu),
+                "cpu_prefix_cache_hit_rate_pct": float(cpu)}, {}
+
+    def stats(self, *items):
+        items = flat(items)
+        columns = {k: v for k, v in items if k != "other"}
+        extra = dict(v for k, v in items if k == "other")
+        return columns, extra
+
+    def engine_index(self, label):
+        return "engine_index", int(str(label).split()[1].rstrip(":"))
+
+    def other(self, label, value, *_unit):
+        return "other", (str(label).rstrip(":").strip(), float(value))
+
+    def __default__(self, data, children, meta):
+        if data.startswith("_"):
+            # lark's helper rules (`_item`, `_items`) run here too when the transformer runs
+            # inside the parser: lark inlines the tree into the rule above.
+            return Tree(data, children)
+        # Every other rule is named after its column: LABEL NUMBER [unit].
+        return str(data), float(children[1])
+
+
+@lru_cache(maxsize=None)
+def _parser() -> Lark:
+    return Lark.open("engine_stats.lark", rel_to=__file__, parser="lalr",
+                     maybe_placeholders=False, transformer=LineToColumns())
+
+
+def parse_message(message: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    try:
+        return _parser().parse(message)
+    except UnexpectedInput as exc:
+        column = getattr(exc, "column", None)
+        raise BlockParseError(f"unrecognised engine stats line (at column {column}): "
+                              f"{message[:120]!r}") from None
+    except LarkError as exc:
+        raise BlockParseError(f"cannot read engine stats line: {exc}") from None
+
+
+def build(line: int, text: str, context: Context) -> Parsed:
+    log = split_log_line(text)
+    columns, extra = parse_message(log.message)
+    for column in INT_COLUMNS & columns.keys():
+        columns[column] = int(columns[column])
+    row = EngineStat(logged_at=log.time.text() if log.time else None,
+                     section=context.section_text, label=context.label_or_heading,
+                     tags=context.tags or None, extra=extra or None, **columns)
+    return Parsed(row=row)
+
+
+FORMAT = LineFormat(
+    name="engine_stats",
+    table="engine_stats",
+    description="vLLM periodic engine stats line (throughput, running/waiting requests, "
+                "KV-cache usage, prefix-cache hit rate), V0 and V1.",
+    upstream=("vllm 0.2 – 0.10 V0 LoggingStatLogger", "vllm 0.8+ V1 LoggingStatLogger"),
+    markers=("Avg prompt throughput:", "Prefix cache hit rate: GPU"),
+    pattern=re.compile(r"(?:^|[\s\]|:])(?:Avg prompt throughput:|Prefix cache hit rate: GPU:)"),
+    build=build,
+)

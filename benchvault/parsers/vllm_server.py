@@ -1,0 +1,350 @@
+"""vLLM server start-up lines → facts about one ``server_launches`` row.
+
+Upstream printers: ``vllm/entrypoints/openai/api_server.py`` (version banner, ``args:
+Namespace(...)``; ``non-default args: {...}`` from 0.9), ``llm_engine.py`` / V1 ``core.py``
+(``Initializing ... LLM engine (vX) with config:``, ``init engine ... took``), the V0 executors
+(``# GPU blocks: N, # CPU blocks: M``, ``Maximum concurrency for N tokens per request: Xx``),
+V1 ``kv_cache_utils.py`` (``GPU KV cache size: N tokens``), the model runners (``Loading model
+weights took``, ``Model loading took X GiB and Y seconds``, ``Graph capturing finished``).
+
+Example (seed ``deepseek-v3``)::
+
+    INFO 01-05 11:33:24 api_server.py:712] vLLM API server version 0.6.6.post2.dev5+g5ce4627a
+    INFO 01-05 12:04:53 distributed_gpu_executor.py:57] # GPU blocks: 2889, # CPU blocks: 528
+    INFO 01-05 12:04:53 distributed_gpu_executor.py:61] Maximum concurrency for 8192 tokens ...
+
+give ``version='0.6.6.post2.dev5+g5ce4627a'``, ``gpu_blocks=2889, cpu_blocks=528``,
+``max_concurrency_x=5.64, max_concurrency_tokens=8192``: one launch, assembled by ingest with
+the ``vllm serve`` command before them (see ``vllm_server_command``) and :class:`Assembly`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from typing import Any
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import LarkError, UnexpectedInput
+
+from .base import BlockParseError, Context, Facts, LineFormat
+from .pyliteral import ReprParseError, json_safe, parse_namespace, parse_value
+from .vllm_server_log import LogTime, seconds_between, split_log_line
+
+TABLE = "server_launches"
+ONCE = {"version_banner", "namespace_args", "nondefault_args"}
+WEAK = {"server_ready"}
+MEMORY_TO_GIB = {"gib": 1.0, "gb": 1.0, "mib": 1 / 1024, "mb": 1 / 1024}  # vLLM's "GB" is GiB
+
+
+def _count(tok: Token) -> int:
+    return int(str(tok).replace(",", ""))
+
+
+def _gib(number: Token, unit: Token) -> float:
+    return round(float(number) * MEMORY_TO_GIB[str(unit).lower()], 4)
+
+
+@v_args(inline=True)
+class LineToFacts(Transformer):
+    """Tree → (kind, values); values are column values or ``args``/``config`` dicts."""
+
+    def start(self, fact):
+        return fact
+
+    def version_banner(self, version):
+        return "version_banner", {"version": str(version)}
+
+    def namespace_args(self, text):
+        return "namespace_args", {"args": _printed_args(str(text), namespace=True)}
+
+    def nondefault_args(self, text):
+        return "nondefault_args", {"args": _printed_args(str(text), namespace=False)}
+
+    def engine_config(self, _head, version, config):
+        return "engine_config", {"version": str(version).lstrip("v"),
+                                 "config": engine_config_values(str(config))}
+
+    def kv_blocks(self, *devices):
+        values = {}
+        for device, count in devices:
+            values["cpu_blocks" if device == "cpu" else "gpu_blocks"] = count
+        return "kv_blocks", values
+
+    def device_blocks(self, label, count):
+        device = str(label).lstrip("#").split()[0].lower()
+        return device, _count(count)
+
+    def kv_cache_size(self, _label, tokens, concurrency=None):
+        values = {"kv_cache_tokens": _count(tokens)}
+        if concurrency is not None:
+            values.update(concurrency[1])
+        return "kv_cache_size", values
+
+    def max_concurrency(self, tokens, times):
+        return "max_concurrency", {"max_concurrency_tokens": _count(tokens),
+                                   "max_concurrency_x": float(times)}
+
+    def weights_memory(self, number, unit):
+        return "weights_memory", {"weights_gib": _gib(number, unit)}
+
+    def model_loading(self, number, unit, seconds=None, _unit=None):
+        values = {"weights_gib": _gib(number, unit)}
+        if seconds is not None:
+            values["weights_load_s"] = float(seconds)
+        return "model_loading", values
+
+    def weights_time(self, seconds, _unit):
+        return "weights_time", {"weights_load_s": float(seconds)}
+
+    def engine_init(self, _label, seconds, _unit):
+        return "engine_init", {"engine_init_s": float(seconds)}
+
+    def graph_capture(self, seconds, _unit, *_memory):
+        return "graph_capture", {"graph_capture_s": float(seconds)}
+
+    def server_ready(self, *_):
+        return "server_ready", {}
+
+
+def _printed_args(text: str, namespace: bool) -> dict[str, Any]:
+    try:
+        value = parse_namespace(text) if namespace else parse_value(text)
+    except ReprParseError as exc:
+        raise BlockParseError(f"printed arguments: {exc}") from None
+    if not isinstance(value, dict):
+        raise BlockParseError("printed arguments are not a dict")
+    return json_safe(value)
+
+
+# `Initializing ... LLM engine (v0.6.6) with config: model='x', tensor_parallel_size=8, ...`:
+# vLLM formats this by hand (values unquoted, commas sometimes missing), so no repr grammar
+# reads all of it; these keys are read by name.
+CONFIG_KEYS = {"model": "model", "tensor_parallel_size": "tensor_parallel_size",
+               "pipeline_parallel_size": "pipeline_parallel_size",
+               "data_parallel_size": "data_parallel_size", "max_seq_len": "max_model_len",
+               "quantization": "quantization", "dtype": "dtype",
+               "kv_cache_dtype": "kv_cache_dtype", "enforce_eager": "enforce_eager",
+               "num_scheduler_steps": "num_scheduler_steps"}
+CONFIG_VALUE = re.compile(r"(?:^|[\s,])(?P<key>" + "|".join(CONFIG_KEYS) +
+                          r")=(?P<value>'[^']*'|\"[^\"]*\"|[^,\s]+)")
+
+
+def engine_config_values(text: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for match in CONFIG_VALUE.finditer(text):
+        value = match["value"].strip("'\"")
+        if value != "None":
+            out.setdefault(CONFIG_KEYS[match["key"]], value.removeprefix("torch."))
+    return out
+
+
+@lru_cache(maxsize=None)
+def _parser() -> Lark:
+    return Lark.open("vllm_server.lark", rel_to=__file__, parser="lalr",
+                     maybe_placeholders=False, transformer=LineToFacts())
+
+
+def parse_message(message: str) -> tuple[str, dict[str, Any]]:
+    try:
+        return _parser().parse(message)
+    except UnexpectedInput as exc:
+        column = getattr(exc, "column", None)
+        raise BlockParseError(f"unrecognised server start-up line (at column {column}): "
+                              f"{message[:120]!r}") from None
+    except LarkError as exc:
+        raise BlockParseError(f"cannot read server start-up line: {exc}") from None
+
+
+def build(line: int, text: str, context: Context) -> Facts:
+    log = split_log_line(text)
+    kind, values = parse_message(log.message)
+    return Facts(TABLE, kind, values, context, log.time, once=kind in ONCE, weak=kind in WEAK)
+
+
+# -- assembling one launch from its facts ------------------------------------------------------
+SHORT_FLAGS = {
+    "vllm": {"tp": "tensor_parallel_size", "pp": "pipeline_parallel_size",
+             "dp": "data_parallel_size", "q": "quantization", "O": "compilation_config"},
+    "sglang": {}, "llama.cpp": {},
+}
+# Other engines' flag names for the same columns.
+ALIASES = {
+    "sglang": {"tp_size": "tensor_parallel_size", "tp": "tensor_parallel_size",
+               "dp_size": "data_parallel_size", "dp": "data_parallel_size",
+               "pp_size": "pipeline_parallel_size", "model_path": "model",
+               "mem_fraction_static": "gpu_memory_utilization", "context_length": "max_model_len",
+               "max_running_requests": "max_num_seqs", "speculative_draft_model_path":
+               "speculative_model", "speculative_num_draft_tokens": "num_speculative_tokens",
+               "disable_cuda_graph": "enforce_eager"},
+    "llama.cpp": {"m": "model", "c": "max_model_len", "ctx_size": "max_model_len",
+                  "np": "max_num_seqs", "parallel": "max_num_seqs"},
+    "vllm": {"model_tag": "model"},
+}
+INT_COLUMNS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
+               "max_model_len", "max_num_seqs", "num_scheduler_steps", "num_speculative_tokens")
+TEXT_COLUMNS = ("model", "quantization", "dtype", "kv_cache_dtype", "speculative_model")
+SIZE_SUFFIX = {"k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return int(value)
+    text = str(value).strip().replace("_", "")
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgG]?)", text)
+    if not match:
+        return None
+    # vLLM reads `32k` as 32000 and `32K` as 32768.
+    suffix = match[2]
+    scale = 1 if not suffix else (1024 ** " kmg".index(suffix.lower()) if suffix.isupper()
+                                  else SIZE_SUFFIX[suffix])
+    return int(float(match[1]) * scale)
+
+
+def _as_float(value: Any) -> float | None:
+    try:
+        return float(value) if value is not None and not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _as_bool(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
+        return value.lower() in ("true", "1")
+    return None
+
+
+def columns_from_args(args: dict[str, Any], engine: str | None) -> dict[str, Any]:
+    """First-class launch columns from an argument dict (any engine's flag names)."""
+    named: dict[str, Any] = {}
+    aliases = ALIASES.get(engine or "vllm", {})
+    for key, value in args.items():
+        if value is None:
+            continue
+        named.setdefault(aliases.get(key, key), value)
+    spec = named.get("speculative_config")
+    if isinstance(spec, str):
+        try:
+            spec = json.loads(spec)
+        except ValueError:
+            spec = None
+    if isinstance(spec, dict):
+        named.setdefault("speculative_model", spec.get("model") or spec.get("method"))
+        named.setdefault("num_speculative_tokens", spec.get("num_speculative_tokens"))
+    out: dict[str, Any] = {}
+    for column in INT_COLUMNS:
+        out[column] = _as_int(named.get(column))
+    for column in TEXT_COLUMNS:
+        value = named.get(column)
+        out[column] = str(value) if value is not None and not isinstance(value, bool) else None
+    out["gpu_memory_utilization"] = _as_float(named.get("gpu_memory_utilization"))
+    out["enforce_eager"] = _as_bool(named.get("enforce_eager"))
+    return {k: v for k, v in out.items() if v is not None}
+
+
+class Assembly:
+    """One launch being read: facts merge in as they arrive; :meth:`row` is its current row.
+
+    Column precedence: the printed arguments (what the server ran with) over the command line
+    over the engine-config line; facts the log printed (blocks, times) as they come.
+    """
+
+    def __init__(self, engine: str | None, section: str | None, label: str | None,
+                 tags: dict[str, str] | None):
+        self.engine = engine
+        self.section, self.label, self.tags = section, label, tags
+        self.command: str | None = None
+        self.command_args: dict[str, Any] = {}
+        self.positionals: list[str] = []
+        self.printed_args: dict[str, Any] | None = None
+        self.args_from: str | None = None
+        self.config: dict[str, Any] = {}
+        self.values: dict[str, Any] = {}
+        self.kinds: set[str] = set()
+        self.first: LogTime | None = None
+        self.last: LogTime | None = None
+        self.year: int | None = None
+        self.line_start: int | None = None
+        self.line_end: int | None = None
+        self.lines: list[str] = []
+
+    @property
+    def printed_anything(self) -> bool:
+        """The server itself printed something (not only a pasted command)."""
+        return bool(self.kinds - {"command"})
+
+    def add(self, facts: Facts) -> None:
+        self.kinds.add(facts.kind)
+        values = dict(facts.values)
+        if facts.kind == "command":
+            self.command = values.pop("command")
+            self.command_args = values.pop("args")
+            self.positionals = values.pop("positionals", [])
+            self.engine = values.pop("engine", None) or self.engine
+        elif "args" in values:
+            self.printed_args = values.pop("args")
+            self.args_from = "namespace" if facts.kind == "namespace_args" else "non-default args"
+        if "config" in values:
+            self.config.update(values.pop("config"))
+        self.values.update(values)
+        if facts.time is not None:
+            if facts.time.year:
+                self.year = self.year or facts.time.year
+            self.first = self.first or facts.time
+            self.last = facts.time
+        if self.line_start is None:
+            self.line_start = facts.line
+        self.line_end = facts.line
+        self.lines.append(facts.text)
+
+    def restart_command(self) -> None:
+        """A second command before the server printed anything replaces the first."""
+        self.command, self.command_args, self.positionals = None, {}, []
+        self.lines = []
+        self.line_start = None
+        self.first = self.last = None
+
+    def row(self) -> dict[str, Any]:
+        engine = self.engine or "vllm"
+        args: dict[str, Any] = dict(self.command_args)
+        if self.positionals and "model" not in args:
+            args["model"] = self.positionals[0]
+        row: dict[str, Any] = {}
+        row.update(columns_from_args(self.config, "vllm"))
+        row.update(columns_from_args(args, engine))
+        if self.printed_args is not None:
+            args.update(self.printed_args)
+            row.update(columns_from_args(self.printed_args, engine))
+        row.update(self.values)
+        row.update(engine=engine, command=self.command, args=args or None,
+                   args_from=self.args_from or ("command" if self.command else None),
+                   section=self.section, label=self.label, tags=self.tags,
+                   line_start=self.line_start, line_end=self.line_end,
+                   raw_text="\n".join(self.lines) or None)
+        if self.first is not None and self.last is not None:
+            row["started_at"] = self.first.text(self.year)
+            row["ready_at"] = self.last.text(self.year)
+            row["load_seconds"] = seconds_between(self.first, self.last, self.year)
+        return row
+
+
+FORMAT = LineFormat(
+    name="vllm_server",
+    table=TABLE,
+    description="vLLM server start-up lines: version, printed arguments, KV-cache capacity, "
+                "load times (assembled with the launch command into one launch).",
+    upstream=("vllm 0.4 – 0.11 (V0 and V1 engines)",),
+    markers=("vLLM API server", "args: ", "LLM engine", "blocks:", "KV cache size:",
+             "Maximum concurrency for", "took", "Graph capturing", "startup complete"),
+    pattern=re.compile(
+        r"vLLM API server version|\bargs: (?:Namespace\(|\{)|Initializing an?(?: V\d)? LLM engine"
+        r"|#\s*\w+ blocks:|\w+ KV cache size:|^(?:.*\]\s*)?Maximum concurrency for \S+ tokens"
+        r"|Loading model weights took|Model loading took|Loading weights took|init engine\b.*took"
+        r"|Graph capturing finished|Starting vLLM API server|Application startup complete"),
+    build=build,
+)

@@ -1,0 +1,60 @@
+"""A pasted server launch command → the facts that begin a ``server_launches`` row.
+
+Reads ``vllm serve MODEL --flag value`` and ``python -m vllm.entrypoints.openai.api_server``
+(also SGLang ``launch_server`` and ``llama-server``, whose flags map onto the same columns),
+with env-var prefixes (``VLLM_USE_TRITON_FLASH_ATTN=0 vllm serve ...``), short flags
+(``-tp 8 -pp 2``), ``--flag=value`` and ``--flag value``, underscores or dashes, a script's
+``[2025-01-05 11:32:46]`` prefix.  Example (seed ``mi300x``)::
+
+    VLLM_USE_TRITON_FLASH_ATTN=0 vllm serve -tp 2 -pp 4 meta-llama/Llama-3.1-70B-Instruct \
+        --num-scheduler-steps 12 --gpu_memory_utilization=0.96 --max-num-seqs 2048
+
+gives ``tensor_parallel_size=2, pipeline_parallel_size=4, num_scheduler_steps=12,
+gpu_memory_utilization=0.96, max_num_seqs=2048, model='meta-llama/Llama-3.1-70B-Instruct'``.
+The command line grammar is the shared one in ``cmdline.py``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .base import Context, Facts, LineFormat
+from .cmdline import parse_command
+from .runcontext import LAUNCH_COMMANDS
+from .vllm_server import SHORT_FLAGS, TABLE
+from .vllm_server_log import split_log_line
+
+ANY_LAUNCH = re.compile("|".join(f"(?:{p.pattern})" for p in LAUNCH_COMMANDS.values()))
+
+
+def build(line: int, text: str, context: Context) -> Facts | None:
+    log = split_log_line(text)
+    for engine, pattern in LAUNCH_COMMANDS.items():
+        command = parse_command(log.message, pattern, SHORT_FLAGS.get(engine))
+        if command is None:
+            continue
+        if not command.args and not command.positionals:
+            return None  # `vllm serve` named in prose, not a launch
+        # `vllm serve --help`, or a sentence around the name: nothing launched.
+        if "help" in command.args:
+            return None
+        values = {"command": command.text, "engine": engine,
+                  "args": {k: v for k, v in command.args.items()},
+                  "positionals": [p for p in command.positionals if not p.startswith(("#", "`"))]}
+        if command.env:
+            values["args"]["env"] = command.env
+        return Facts(TABLE, "command", values, context, log.time, begins=True)
+    return None
+
+
+FORMAT = LineFormat(
+    name="vllm_server_command",
+    table=TABLE,
+    description="Server launch command line (`vllm serve`, the OpenAI api_server module, "
+                "SGLang launch_server, llama-server): begins a launch.",
+    upstream=("vllm serve (0.5+)", "python -m vllm.entrypoints.openai.api_server",
+              "python -m sglang.launch_server", "llama-server"),
+    markers=("serve", "api_server", "launch_server", "/server"),
+    pattern=ANY_LAUNCH,
+    build=build,
+)

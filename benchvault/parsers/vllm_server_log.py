@@ -1,0 +1,74 @@
+"""The prefix of a vLLM server log line: who logged it and when; the message after it.
+
+Shapes seen across versions and launchers (the message is what the format grammars read)::
+
+    INFO 01-05 12:04:53 distributed_gpu_executor.py:57] # GPU blocks: 2889, ...      (V0)
+    INFO 08-31 14:22:17 [__init__.py:242] Automatically detected platform rocm.     (0.8+)
+    (APIServer pid=1) INFO 08-04 20:51:08 [loggers.py:310] Engine 000: ...           (V1)
+    (VllmWorkerProcess pid=42) INFO 12-16 16:46:04 metrics.py:482] ...              (V0 TP)
+    vllm-1  | INFO 01-05 12:04:53 api_server.py:712] ...                            (compose)
+    [2025-01-05 11:32:46] vllm serve deepseek-ai/DeepSeek-V3 ...                    (a script)
+
+vLLM prints no year; a timestamp without one keeps ``year=None`` and takes its year from a
+dated line of the same launch when it has one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+LOG_PREFIX = re.compile(
+    r"(?:^|\s|\))(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\s+"
+    r"(?P<month>\d\d)-(?P<day>\d\d)\s+(?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)?\s+"
+    r"(?:\[[^\]\s]+:\d+\]|[\w.\-]+:\d+\])\s?")
+DATED_PREFIX = re.compile(
+    r"^\s*\[(?P<year>\d{4})-(?P<month>\d\d)-(?P<day>\d\d)[ T](?P<time>\d\d:\d\d:\d\d)"
+    r"(?:[.,]\d+)?\]\s?")
+PROCESS_PREFIX = re.compile(r"^\s*(?:[\w.\-]+\s+\|\s*)?(?:\([\w .\-]+pid=\d+\)\s*)?")
+
+
+@dataclass(frozen=True)
+class LogTime:
+    month: int
+    day: int
+    time: str
+    year: int | None = None
+
+    def text(self, year: int | None = None) -> str:
+        year = self.year or year
+        stamp = f"{self.month:02d}-{self.day:02d} {self.time}"
+        return f"{year:04d}-{stamp}" if year else stamp
+
+    def moment(self, year: int | None = None) -> dt.datetime:
+        # 2000 is a leap year, so a yearless 02-29 still has a moment.
+        hour, minute, second = (int(x) for x in self.time.split(":"))
+        return dt.datetime(self.year or year or 2000, self.month, self.day, hour, minute, second)
+
+
+@dataclass(frozen=True)
+class LogLine:
+    time: LogTime | None
+    message: str
+
+
+def split_log_line(text: str) -> LogLine:
+    """Timestamp and message of a log line; a line without a known prefix is all message."""
+    match = LOG_PREFIX.search(text)
+    if match:
+        stamp = LogTime(int(match["month"]), int(match["day"]), match["time"])
+        return LogLine(stamp, text[match.end():].strip())
+    match = DATED_PREFIX.match(text)
+    if match:
+        stamp = LogTime(int(match["month"]), int(match["day"]), match["time"], int(match["year"]))
+        return LogLine(stamp, text[match.end():].strip())
+    return LogLine(None, text[PROCESS_PREFIX.match(text).end():].strip())
+
+
+def seconds_between(first: LogTime, last: LogTime, year: int | None = None) -> float:
+    """Seconds from ``first`` to ``last``; a yearless pair across New Year is one year apart."""
+    start, end = first.moment(year), last.moment(year)
+    if end < start and last.year is None:
+        end = end.replace(year=end.year + 1)
+    return (end - start).total_seconds()

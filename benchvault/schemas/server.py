@@ -1,0 +1,134 @@
+"""Server-side rows: the launch a serving run ran against, what its log said while it ran.
+
+``server_launches`` is assembled from many lines (the ``vllm serve`` command, the version
+banner, ``args: Namespace(...)``, the KV-cache capacity, load times); ``spec_decode_metrics``
+and ``engine_stats`` are one row per periodic log line.  Column names follow vLLM's own
+argument names (``tensor_parallel_size``, ``max_model_len``) so a launch reads like its flags.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .models import Provenance, col
+
+
+class ServerLaunch(Provenance):
+    __table__ = "server_launches"
+    __description__ = ("One row per inference-server launch: the command or printed arguments, "
+                       "the version, KV-cache capacity and how long it took to load.")
+    __foreign_keys__ = (("source_id", "sources", "id"),)
+
+    id: int | None = None
+    engine: str | None = col("Serving engine: vllm, sglang or llama.cpp.", facet=True)
+    version: str | None = col("Engine version the log printed (`vLLM API server version ...`).",
+                              facet=True)
+    model: str | None = col("Model the server loaded.", facet=True)
+    command: str | None = col("Launch command line as pasted (env prefix included).")
+    args: dict[str, Any] | None = col(
+        "Every launch argument: the command-line flags, overridden by the printed "
+        "`args: Namespace(...)` / `non-default args: {...}` when the log has them.")
+    args_from: str | None = col("Where `args` came from: command, namespace or non-default args.",
+                                facet=True)
+    tensor_parallel_size: int | None = col("Tensor-parallel size (`-tp`).", facet=True,
+                                           label="TP")
+    pipeline_parallel_size: int | None = col("Pipeline-parallel size (`-pp`).", facet=True,
+                                             label="PP")
+    data_parallel_size: int | None = col("Data-parallel size (`-dp`).", facet=True, label="DP")
+    gpu_memory_utilization: float | None = col("Fraction of GPU memory the server may use.")
+    max_model_len: int | None = col("Longest sequence (prompt + output) the server accepts.",
+                                    "tokens")
+    max_num_seqs: int | None = col("Most sequences scheduled at once.", "sequences")
+    num_scheduler_steps: int | None = col("Multi-step scheduling steps (vLLM V0).")
+    quantization: str | None = col("Quantization method (`--quantization`).", facet=True)
+    dtype: str | None = col("Model weights/activations dtype (`--dtype`).", facet=True)
+    kv_cache_dtype: str | None = col("KV-cache dtype (`--kv-cache-dtype`).", facet=True)
+    enforce_eager: bool | None = col("CUDA graphs disabled (`--enforce-eager`).")
+    speculative_model: str | None = col(
+        "Draft model or method for speculative decoding (`--speculative-model`, or the "
+        "`model`/`method` of `--speculative-config`).", facet=True)
+    num_speculative_tokens: int | None = col("Speculative tokens per step the launch asked for.")
+    gpu_blocks: int | None = col("KV-cache blocks on the GPU (`# GPU blocks: N`).", "blocks")
+    cpu_blocks: int | None = col("KV-cache swap blocks on the CPU (`# CPU blocks: N`).", "blocks")
+    kv_cache_tokens: int | None = col("KV-cache capacity (`GPU KV cache size: N tokens`).",
+                                      "tokens")
+    max_concurrency_x: float | None = col(
+        "Requests of max_concurrency_tokens tokens that fit in the KV cache at once "
+        "(`Maximum concurrency for N tokens per request: X`).", "x", better="higher")
+    max_concurrency_tokens: int | None = col("Request length the max_concurrency_x figure is for.",
+                                             "tokens")
+    weights_gib: float | None = col("Memory the model weights took (`Model loading took X GiB`).",
+                                    "GiB")
+    weights_load_s: float | None = col("Time to load the weights.", "s", better="lower")
+    engine_init_s: float | None = col(
+        "Engine initialisation (profile, create KV cache, warm up) as printed.", "s",
+        better="lower")
+    graph_capture_s: float | None = col("CUDA-graph capture time as printed.", "s")
+    started_at: str | None = col("First timestamp of the launch (`YYYY-MM-DD HH:MM:SS`, or "
+                                 "`MM-DD HH:MM:SS` when the log printed no year).")
+    ready_at: str | None = col("Last timestamp of the launch's start-up lines.")
+    load_seconds: float | None = col("Start-up time: first to last timestamp of the launch.", "s",
+                                     better="lower", label="Load (s)")
+
+
+class SpecDecodeMetric(Provenance):
+    __table__ = "spec_decode_metrics"
+    __description__ = ("Speculative-decoding log lines (vLLM V0 `Speculative metrics:` and "
+                       "`SpecDecodeWorker stage times:`, V1 `SpecDecoding metrics:`), each linked "
+                       "to the run printed after it and to its launch.")
+    __foreign_keys__ = (("source_id", "sources", "id"), ("launch_id", "server_launches", "id"),
+                        ("run_id", "serving_runs", "id"))
+
+    id: int | None = None
+    launch_id: int | None = col("Server launch the line was logged by (server_launches.id).")
+    run_id: int | None = col("Serving run the line reports on: the result block after it in the "
+                             "same section (serving_runs.id).")
+    kind: str | None = col("Which line: speculative_metrics (V0), stage_times (V0) or "
+                           "spec_decoding_metrics (V1).", facet=True)
+    logged_at: str | None = col("Log timestamp (`MM-DD HH:MM:SS` when the log printed no year).")
+    draft_acceptance_rate: float | None = col(
+        "Accepted draft tokens / draft tokens, as a fraction (V1 prints a percentage).",
+        better="higher", label="Acceptance")
+    system_efficiency: float | None = col("V0: emitted tokens / the most that could be emitted.",
+                                          better="higher")
+    num_speculative_tokens: int | None = col("Speculative tokens per step the engine reported.")
+    accepted_tokens: int | None = col("Accepted draft tokens (V0 cumulative, V1 per interval).",
+                                      "tokens")
+    draft_tokens: int | None = col("Draft tokens proposed (V0 cumulative, V1 per interval).",
+                                   "tokens")
+    emitted_tokens: int | None = col("V0: tokens emitted by speculative steps.", "tokens")
+    mean_acceptance_length: float | None = col(
+        "V1: tokens emitted per draft, bonus token included.", "tokens", better="higher")
+    accepted_throughput: float | None = col("V1: accepted draft tokens per second.", "tok/s")
+    draft_throughput: float | None = col("V1: drafted tokens per second.", "tok/s")
+    per_position_acceptance: list[float] | None = col(
+        "V1: acceptance rate at each draft position, first position first.")
+    proposal_time_per_token_ms: float | None = col(
+        "V0 stage times: average_time_per_proposal_tok_ms.", "ms")
+    scoring_time_ms: float | None = col("V0 stage times: scoring_time_ms.", "ms")
+    verification_time_ms: float | None = col("V0 stage times: verification_time_ms.", "ms")
+    extra: dict[str, Any] | None = col("Printed fields no column knows, kept as-is.")
+
+
+class EngineStat(Provenance):
+    __table__ = "engine_stats"
+    __description__ = ("vLLM's periodic engine log line: throughput, queue lengths, KV-cache "
+                       "usage and prefix-cache hit rate at one moment.")
+    __foreign_keys__ = (("source_id", "sources", "id"), ("launch_id", "server_launches", "id"))
+
+    id: int | None = None
+    launch_id: int | None = col("Server launch that logged the line (server_launches.id).")
+    logged_at: str | None = col("Log timestamp (`MM-DD HH:MM:SS` when the log printed no year).")
+    engine_index: int | None = col("V1 data-parallel engine the line is about (`Engine 000:`).")
+    prompt_throughput: float | None = col("Average prompt (prefill) throughput over the "
+                                          "interval.", "tok/s")
+    generation_throughput: float | None = col("Average generation throughput over the interval.",
+                                              "tok/s", better="higher")
+    running: int | None = col("Requests running.", "requests")
+    swapped: int | None = col("V0: requests swapped out to CPU.", "requests")
+    waiting: int | None = col("Requests waiting (V0 prints it as `Pending`).", "requests")
+    gpu_kv_cache_usage_pct: float | None = col("GPU KV-cache usage.", "%")
+    cpu_kv_cache_usage_pct: float | None = col("V0: CPU KV-cache (swap) usage.", "%")
+    prefix_cache_hit_rate_pct: float | None = col("GPU prefix-cache hit rate.", "%")
+    cpu_prefix_cache_hit_rate_pct: float | None = col("V0: CPU prefix-cache hit rate.", "%")
+    extra: dict[str, Any] | None = col("Printed fields no column knows, kept as-is.")
