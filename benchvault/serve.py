@@ -86,6 +86,12 @@ def _is_json(model: type[Row], name: str) -> bool:
     return "dict" in annotation or "list" in annotation
 
 
+def _is_numeric(model: type[Row], name: str) -> bool:
+    from .schemas.store import columns
+
+    return columns(model).get(name) in (int, float)
+
+
 def _title(table: str) -> str:
     return table.replace("_", " ").capitalize()
 
@@ -94,14 +100,17 @@ def table_metadata(model: type[Row], columns: list[str], tables: set[str]) -> di
     """Datasette metadata for one model's table, limited to the columns it really has."""
     fields = [n for n in model.model_fields if n in columns]
     units = {n: _extra(model, n)["unit"] for n in fields if _extra(model, n).get("unit")}
+    numeric = {n for n in fields if _is_numeric(model, n)}
     facets = [n for n in fields if _extra(model, n).get("facet")]
     facets += [n for n in COMMON_FACETS if n in fields and n not in facets]
     meta: dict[str, Any] = {
         "title": getattr(model, "__title__", None) or _title(model.__table__),
         "description": model.__description__,
-        "columns": {n: describe(model.model_fields[n].description or "", units.get(n))
+        "columns": {n: describe(model.model_fields[n].description
+                                or ("Row id (primary key)." if n == "id" else ""), units.get(n))
                     for n in fields},
-        "units": {n: u for n, u in units.items() if pint_parses(u)},
+        # Datasette multiplies a cell by its Pint unit: numbers only, units Pint knows only.
+        "units": {n: u for n, u in units.items() if n in numeric and pint_parses(u)},
         "facets": facets,
         "sortable_columns": [n for n in fields
                              if n not in UNSORTABLE and not _is_json(model, n)],
@@ -219,6 +228,12 @@ def datasette_command(db: Path, meta_path: Path, host: str = "127.0.0.1",
 def run_datasette(db: Path, host: str = "127.0.0.1", port: int = 8001,
                   open_browser: bool = False) -> int:
     """Serve ``db`` immutable (read-only) and block until Datasette exits."""
+    wal = Path(f"{db}-wal")
+    if wal.exists() and wal.stat().st_size:
+        # Immutable readers do not see a write-ahead log: an ingest is running or was killed.
+        print(f"warning: {wal} holds writes not yet in {db.name} (an ingest is running or was "
+              "interrupted); they will not show until it finishes or the next ingest "
+              "checkpoints them.", file=sys.stderr)
     with tempfile.TemporaryDirectory() as tmp:
         meta_path = Path(tmp) / "metadata.json"
         meta_path.write_text(json.dumps(metadata(db), indent=2))

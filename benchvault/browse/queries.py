@@ -53,10 +53,17 @@ def _extra(model: type[Row], name: str) -> dict[str, Any]:
     return extra if isinstance(extra, dict) else {}
 
 
+def _is_json(model: type[Row], name: str) -> bool:
+    annotation = str(model.model_fields[name].annotation)
+    return "dict" in annotation or "list" in annotation
+
+
 def _facets_and_measures(model: type[Row], present_columns: Sequence[str]):
     names = [n for n in model.model_fields if n in present_columns]
     facets = [n for n in names if _extra(model, n).get("facet")]
-    measures = [n for n in names if _extra(model, n).get("unit") and n not in facets]
+    measures = [n for n in names if _extra(model, n).get("unit") and n not in facets
+                and not _is_json(model, n)]
+    measures.sort(key=lambda n: not _extra(model, n).get("better"))  # headline metrics first
     return facets, measures
 
 
@@ -104,10 +111,15 @@ def engine_comparison(present: Present) -> str | None:
             "ORDER BY r.max_concurrency, r.model, output_throughput DESC")
 
 
+# Columns naming the model a llama-bench row measured, most telling first.
+MODEL_COLUMNS = ("model", "model_type", "model_filename")
+
+
 def _llama_bench_table(present: Present) -> str | None:
     for model in row_models():
         table = model.__table__
-        if re.search(r"llama.?bench", table) and _has(present, table, "model"):
+        if re.search(r"llama.?bench", table) and table in present and any(
+                c in present[table] for c in MODEL_COLUMNS):
             return table
     return None
 
@@ -116,16 +128,18 @@ def llama_bench_by_model_and_test(present: Present) -> str | None:
     table = _llama_bench_table(present)
     if table is None:
         return None
-    facets, measures = _facets_and_measures(_model(table), present[table])
-    keys = ["model"] + [c for c in facets if c != "model"]
-    test = [c for c in present[table] if c == "test" or c.startswith("test")]
-    order = ["t.model"] + [f"t.{c}" for c in test] + [f"t.{c}" for c in keys if c not in test]
+    columns = present[table]
+    facets, measures = _facets_and_measures(_model(table), columns)
+    models = [c for c in MODEL_COLUMNS if c in columns]
+    test = [c for c in columns if c == "test"]
     where_cols, join = _where_from(present, table, "t")
-    cols = [f"t.{c}" for c in dict.fromkeys(keys + test + measures)]
+    cols = [f"t.{c}" for c in dict.fromkeys(models + test + measures + facets)]
+    model_match = " OR ".join(f"t.{c} LIKE '%' || :model || '%'" for c in models)
+    order = ", ".join(f"t.{c}" for c in models[:1] + test + [c for c in ("id",) if c in columns])
     return (f"SELECT {', '.join(cols)}, {where_cols}\n"
             f"FROM {table} t{join}\n"
-            "WHERE (:model = '' OR t.model LIKE '%' || :model || '%')\n"
-            f"ORDER BY {', '.join(dict.fromkeys(order))}")
+            f"WHERE (:model = '' OR {model_match})\n"
+            f"ORDER BY {order}")
 
 
 def spec_decode_summary(present: Present) -> str | None:

@@ -59,8 +59,8 @@ class Source(Row):
     ingested_at: str = Field(description="UTC time of the ingest (ISO 8601).")
     parser_version: str = Field(description="benchvault version that parsed the file.")
     tags: dict[str, str] | None = col("`--tag key=value` pairs given on the command line.")
-    runs: int | None = col("Serving runs found in the file.")
-    warnings: int | None = col("Warnings raised while reading the file.")
+    runs: int | None = col("Serving runs found in the file.", "runs")
+    warnings: int | None = col("Warnings raised while reading the file.", "warnings")
 
 
 LATENCY_METRICS = ("ttft", "tpot", "itl", "e2el")
@@ -106,7 +106,8 @@ class ServingRunBase(Provenance):
     tokenizer: str | None = col("Tokenizer the client used, when not the model's.")
     dataset_name: str | None = col("Dataset (`--dataset-name`).", facet=True)
     dataset_path: str | None = col("Dataset file (`--dataset-path`).")
-    num_prompts: int | None = col("Requests the client was asked to send (`--num-prompts`).")
+    num_prompts: int | None = col("Requests the client was asked to send (`--num-prompts`).",
+                                  "requests")
     request_rate: float | None = col("Configured request rate; inf means all at once.", "req/s")
     burstiness: float | None = col("Burstiness factor of request arrivals (1.0 = Poisson).")
     seed: int | None = col("Client random seed.")
@@ -161,7 +162,7 @@ class LatencyStat(Row):
     metric: str = Field(description="ttft, tpot, itl or e2el.", json_schema_extra={"facet": True})
     stat: str = Field(description="mean, median, std, min, max or pNN (p99, p99.9).",
                       json_schema_extra={"facet": True})
-    percentile: float | None = col("The percentile for pNN stats, else null.")
+    percentile: float | None = col("The percentile for pNN stats, else null.", "%")
     value_ms: float = Field(description="The printed value.", json_schema_extra={"unit": "ms"})
 
 
