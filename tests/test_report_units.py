@@ -79,7 +79,7 @@ def test_replicas_reproduce_the_authors_arithmetic(tmp_path):
         columns=["replicas", "gpus", "duration", "request_throughput", "output_throughput",
                  "total_token_throughput", "output_throughput_per_gpu"]))
     table = cells(report.markdown_table)
-    assert table[1] == ["4", "8", "71.52", "14.32", "2686.16", "5775.04", "335.77"]
+    assert table[1] == ["4", "8", "71.515", "14.32", "2686.16", "5775.04", "335.77"]
     assert any("4 replicas" in n for n in report.notes)
     raw = make_report(db, "sweep", ReportOptions(where=["config=tp2 x 4"],
                                                  columns=["duration", "output_throughput"],
@@ -97,14 +97,17 @@ def test_replicas_and_gpus_from_ingest_tags(tmp_path):
         where=["engine=vllm", "model=meta-llama/Llama-2-7b-chat-hf", "max_concurrency=16"],
         columns=["replicas", "gpus", "duration", "output_throughput",
                  "output_throughput_per_gpu"]))
-    # 155.97 s / 2, 72.17 tok/s x 2, then / 2 GPUs
-    assert cells(report.markdown_table)[1] == ["2", "2", "77.99", "144.34", "72.17"]
+    # 155.97 s / 2 = 77.985, 72.17 tok/s x 2, then / 2 GPUs
+    assert cells(report.markdown_table)[1] == ["2", "2", "77.985", "144.34", "72.17"]
 
 
-def test_format_number_rounds_half_up_as_written():
-    assert format_number(71.515) == "71.52"
+def test_format_number_as_printed():
+    assert format_number(71.515) == "71.52"                  # two places: half up
+    assert format_number(71.515, None) == "71.515"           # as written: keeps its places
+    assert format_number(0.797, None) == "0.797"             # vLLM's acceptance rate
+    assert format_number(1295.4, None) == "1295.40"
+    assert format_number(671.54 * 4, None) == "2686.16"      # no float noise
     assert format_number(0.05) == "0.05"
-    assert format_number(1295.4) == "1295.40"
 
 
 def test_where_terms(strix_db):

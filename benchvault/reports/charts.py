@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .render import Report, _group_key  # noqa: E402
-from .table import column_info  # noqa: E402
+from .table import column_info, format_value  # noqa: E402
 
 CHARTS = {
     "throughput": ("output_throughput", "Output throughput vs max concurrency"),
@@ -72,21 +72,40 @@ def line_chart(frame: pd.DataFrame, metric: str, title: str, base: Path) -> tupl
 
 
 def bar_chart(frame: pd.DataFrame, metric: str, title: str, base: Path) -> tuple[Path, Path] | None:
-    """llama-bench t/s: one bar per model and test."""
+    """llama-bench t/s: one panel per test (pp and tg differ by 10x), one bar per model/config."""
     if metric not in frame or frame[metric].dropna().empty:
         return None
     data = frame.dropna(subset=[metric])
-    name_col = next((c for c in ("_model_display", "model_type", "model_filename", "model")
+    name_col = next((c for c in ("model_type", "model_filename", "_model_display", "model")
                      if c in data), None)
-    labels = [" ".join(str(v) for v in (row.get(name_col) if name_col else "", row.get("test"))
-                       if v is not None and str(v) != "nan") for _, row in data.iterrows()]
-    fig, ax = plt.subplots(figsize=(7, max(2.5, 0.35 * len(data) + 1)))
-    ax.barh(range(len(data)), data[metric].to_list())
-    ax.set_yticks(range(len(data)), labels, fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xlabel(column_info("llama_bench_results", metric).header)
-    ax.set_title(title)
-    ax.grid(True, axis="x", alpha=0.3)
+    varying = [c for c in ("build_commit", "backends", "n_gpu_layers", "n_threads", "flash_attn",
+                           "type_k", "type_v", "env_text")
+               if c in data and data[c].astype("string").fillna("").nunique() > 1]
+
+    def label(row: pd.Series) -> str:
+        parts = [str(row.get(name_col))] + [
+            f"{column_info('llama_bench_results', c).header}="
+            f"{format_value(row.get(c), column_info('llama_bench_results', c))}"
+            if c in ("n_gpu_layers", "n_threads", "flash_attn", "type_k", "type_v")
+            else format_value(row.get(c), column_info("llama_bench_results", c))
+            for c in varying]
+        return " · ".join(p for p in parts if p and not p.endswith("=") and p != "nan")
+
+    tests = list(dict.fromkeys(data["test"].astype("string").fillna(""))) if "test" in data \
+        else [""]
+    counts = [int((data["test"] == t).sum()) if "test" in data else len(data) for t in tests]
+    fig, axes = plt.subplots(len(tests), 1, figsize=(8, 0.3 * sum(counts) + 1.1 * len(tests) + 0.5),
+                             squeeze=False, height_ratios=[c + 2 for c in counts])
+    for ax, test in zip(axes[:, 0], tests):
+        rows = data[data["test"] == test] if "test" in data else data
+        ax.barh(range(len(rows)), rows[metric].to_list())
+        ax.set_yticks(range(len(rows)), [label(r) for _, r in rows.iterrows()], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel(column_info("llama_bench_results", metric).header)
+        ax.set_title(test or title, fontsize=9)
+        ax.grid(True, axis="x", alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
     return _save(fig, base)
 
 

@@ -47,6 +47,12 @@ DERIVED: dict[str, Derived] = {
                                      better="higher"),
     "run_mean_tpot_ms": Derived("Mean TPOT (ms)", "Mean TPOT of the serving run.",
                                 better="lower"),
+    "size_gib": Derived("size", "Model size as llama-bench prints it (GiB).", kind="text"),
+    "params_b": Derived("params", "Model parameters as llama-bench prints them (billions).",
+                      kind="text"),
+    "ts": Derived("t/s", "Mean tokens per second ± standard deviation, as llama-bench prints "
+                  "it.", better="higher", kind="text"),
+    "env_text": Derived("env", "Environment variables set on the command line.", kind="text"),
     "speculative_model": Derived("Draft model", "Draft model of the launch.", kind="text"),
 }
 
@@ -225,8 +231,30 @@ def derive(frame: pd.DataFrame, naming: Naming, *, scale_replicas: bool = True) 
         for column in ("output_throughput", "total_token_throughput", "request_throughput"):
             if column in frame:
                 frame[f"{column}_per_gpu"] = frame[column] / gpus
+    _llama_bench_columns(frame)
     for seconds in ("load_seconds", "launch_load_seconds"):
         if seconds in frame:
             frame["load_minutes"] = frame[seconds] / 60.0
             break
     return frame
+
+
+def _llama_bench_columns(frame: pd.DataFrame) -> None:
+    """llama-bench's printed forms: ``3.56 GiB``, ``6.74 B``, ``878.31 ± 4.11``."""
+    def text(value: Any, fmt: str) -> Any:
+        return None if value is None or pd.isna(value) else fmt.format(value)
+
+    if "avg_ts" in frame:
+        if "model_size" in frame:
+            frame["size_gib"] = frame["model_size"].map(lambda v: text(v and v / 1024 ** 3,
+                                                                   "{:.2f} GiB"))
+        if "model_n_params" in frame:
+            frame["params_b"] = frame["model_n_params"].map(lambda v: text(v and v / 1e9,
+                                                                         "{:.2f} B"))
+        std = frame["stddev_ts"] if "stddev_ts" in frame else pd.Series(index=frame.index)
+        frame["ts"] = [None if pd.isna(a) else
+                       f"{a:.2f} ± {s:.2f}" if s is not None and not pd.isna(s) else f"{a:.2f}"
+                       for a, s in zip(frame["avg_ts"], std)]
+    if "env" in frame:
+        frame["env_text"] = frame["env"].map(
+            lambda e: " ".join(f"{k}={v}" for k, v in sorted(_tags(e).items())) or None)

@@ -23,7 +23,10 @@ class ReportKind:
     formats: tuple[tuple[str, str], ...] = ()   # column → str.format template
     sweep: bool = False                  # rows grouped by config, then by max_concurrency
     where: tuple[str, ...] = ()          # always applied (before the user's --where)
-    context: tuple[str, ...] = ()        # shown first, by default, when they differ between rows
+    context: tuple[str, ...] = ()        # shown, by default, when they differ between rows
+    context_before: str = ""             # ... just before this column (else first)
+    best_within: tuple[str, ...] = ()    # bold the best of each group of rows sharing these
+    headers: tuple[tuple[str, str], ...] = ()   # column → header, where the schema has none
 
 
 SERVING_METRICS = ("duration", "request_throughput", "output_throughput",
@@ -46,31 +49,39 @@ KINDS: dict[str, ReportKind] = {k.name: k for k in (
         formats=(("max_concurrency", "c={}"),)),
     ReportKind(
         "llama-bench", "llama_bench_results", "llama-bench",
-        "llama-bench results in llama-bench's own column layout.",
-        ("model_type", "model_size", "model_params", "backend", "n_gpu_layers", "test", "avg_ts"),
-        charts=("llamabench",), match=("model_type", "test"), metric="avg_ts"),
+        "llama-bench results in llama-bench's own column layout (settings that differ between "
+        "rows get a column, as llama-bench does).",
+        ("model_type", "size_gib", "params_b", "backends", "n_gpu_layers", "test", "ts"),
+        charts=("llamabench",), match=("model_type", "test"), metric="avg_ts",
+        context=("n_threads", "n_batch", "n_ubatch", "type_k", "type_v", "flash_attn",
+                 "split_mode", "env_text"), context_before="test", best_within=("test",),
+        headers=(("backends", "backend"),)),
     ReportKind(
         "llama-bench-compare", "llama_bench_results", "llama-bench across builds",
-        "llama-bench results of one model and test across builds, environments and flags.",
-        ("model_type", "test", "build_commit", "backend", "n_gpu_layers", "flash_attn",
-         "n_threads", "label", "avg_ts"),
-        match=("model_type", "test"), metric="avg_ts"),
+        "llama-bench results of each model and test across builds, environments and flags "
+        "(only what differs gets a column).",
+        ("model_type", "test", "ts"),
+        sort=("model_type", "test"), match=("model_type", "test"), metric="avg_ts",
+        context=("build_commit", "backends", "gpu_info", "n_gpu_layers", "n_threads", "n_batch",
+                 "n_ubatch", "type_k", "type_v", "flash_attn", "split_mode", "env_text"),
+        context_before="ts", best_within=("model_type", "test"),
+        headers=(("backends", "backend"), ("build_commit", "build"))),
     ReportKind(
         "spec-decode", "spec_decode_metrics", "Speculative decoding",
         "Speculative-decoding acceptance and efficiency, with the serving run each belongs to.",
-        ("label", "speculative_model", "num_speculative_tokens", "draft_acceptance_rate",
-         "system_efficiency", "mean_acceptance_length", "run_output_throughput",
-         "run_mean_tpot_ms"),
-        match=("num_speculative_tokens",), metric="draft_acceptance_rate",
-        where=("kind!=stage_times",)),
+        ("speculative_model", "num_speculative_tokens", "draft_acceptance_rate",
+         "system_efficiency", "mean_acceptance_length", "run_max_concurrency",
+         "run_output_throughput", "run_mean_tpot_ms"),
+        match=("speculative_model", "num_speculative_tokens"), metric="draft_acceptance_rate",
+        where=("kind!=stage_times",), context=("config",)),
     ReportKind(
         "capacity", "server_launches", "Server capacity",
         "How each server was launched and what it could hold: KV cache, max concurrency, "
         "load time.",
         ("engine", "model", "tensor_parallel_size", "pipeline_parallel_size",
-         "gpu_memory_utilization", "max_model_len", "gpu_blocks", "kv_cache_tokens",
-         "max_concurrency_x", "weights_gib", "load_minutes"),
-        match=("model",), metric="kv_cache_tokens"),
+         "gpu_memory_utilization", "max_model_len", "max_num_seqs", "gpu_blocks",
+         "kv_cache_tokens", "max_concurrency_x", "weights_gib", "load_minutes"),
+        match=("model",), metric="kv_cache_tokens", context=("config",)),
 )}
 
 

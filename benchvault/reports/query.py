@@ -57,11 +57,10 @@ def load_table(conn: sqlite3.Connection, table: str) -> pd.DataFrame:
         select.append("s.name AS source")
         joins.append("LEFT JOIN sources s ON s.id = t.source_id")
     # What the server launch knows (GPU count, load time), under launch_* names.
-    for fk, target, names in (("launch_id", "server_launches", LAUNCH_COLUMNS),
-                              ("run_id", "serving_runs", RUN_COLUMNS)):
+    for fk, target, names, alias in (("launch_id", "server_launches", LAUNCH_COLUMNS, "l"),
+                                     ("run_id", "serving_runs", RUN_COLUMNS, "r")):
         if fk in cols and has_table(conn, target):
             present = set(table_columns(conn, target))
-            alias = target[0] + "x"
             select += [f'{alias}."{c}" AS {new}' for c, new in names if c in present]
             joins.append(f'LEFT JOIN "{target}" {alias} ON {alias}.id = t.{fk}')
     sql = f'SELECT {", ".join(select)} FROM "{table}" t ' + " ".join(joins)

@@ -71,6 +71,9 @@ def _sort(frame: pd.DataFrame, spec: ReportKind, keys: list[str]) -> pd.DataFram
                 raise ReportError(f"--sort: unknown column {name!r}")
         return frame.sort_values(names, ascending=[not k.startswith("-") for k in keys],
                                  kind="stable", na_position="last")
+    if spec.sort:
+        return frame.sort_values([k for k in spec.sort if k in frame], kind="stable",
+                                 na_position="last")
     if spec.sweep and "max_concurrency" in frame and len(frame):
         group = _group_key(frame)
         first = {g: i for i, g in reversed(list(enumerate(group)))}
@@ -99,10 +102,14 @@ def resolve_columns(spec: ReportKind, frame: pd.DataFrame, options: ReportOption
         if selected is not None:
             wanted = list(selected)
         else:
-            wanted = [c for c in spec.columns if c in frame.columns]
+            # Defaults: the kind's columns that hold something, and the context columns
+            # whose value differs between the rows.
+            wanted = [c for c in spec.columns if c in frame.columns
+                      and frame[DISPLAY[c] if DISPLAY.get(c) in frame else c].notna().any()]
             varying = [c for c in spec.context if c in frame.columns and c not in wanted
                        and frame[c].astype("string").fillna("").nunique() > 1]
-            wanted = varying + wanted
+            at = wanted.index(spec.context_before) if spec.context_before in wanted else 0
+            wanted = wanted[:at] + varying + wanted[at:]
     missing = [c for c in wanted if c not in frame.columns]
     if missing:
         known = ", ".join(sorted(c for c in frame.columns if not c.startswith("_")))
@@ -111,7 +118,7 @@ def resolve_columns(spec: ReportKind, frame: pd.DataFrame, options: ReportOption
     out = []
     for name in wanted:
         col = column_info(spec.table, name)
-        col.header = options.headers.get(name, col.header)
+        col.header = options.headers.get(name) or dict(spec.headers).get(name) or col.header
         col.fmt = formats.get(name) or None
         out.append(col)
     return out
@@ -155,16 +162,19 @@ def _make(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions) ->
         return Report(spec, title, spec.description, None, frame, notes, filters)
     columns = resolve_columns(spec, frame, options, selected if options.sql else None)
     display = {c: d for c, d in DISPLAY.items() if d in frame}
-    table = build_table(frame, columns, display=display, mark_best=options.mark_best)
+    table = build_table(frame, columns, display=display, mark_best=options.mark_best,
+                        best_within=tuple(k for k in spec.best_within if k in frame))
     if "replicas" in frame and options.scale_replicas:
         scaled = frame[frame["replicas"] > 1]
         for _, row in scaled.iterrows():
             who = row.get("_model_display") or row.get("label") or ""
             notes.append(f"{who}: {int(row['replicas'])} replicas - throughput multiplied and "
                          f"duration divided by {int(row['replicas'])}.")
-    if options.mark_best and any(c.better for c in columns):
-        notes.append("Bold: the best value of each column (higher throughput, lower latency and "
-                     "duration); ties are all bold.")
+    if table.any_bold:
+        within = f" among rows of the same {', '.join(spec.best_within)}" \
+            if spec.best_within else ""
+        notes.append(f"Bold: the best value of each column{within} (higher throughput, lower "
+                     f"latency and duration); ties are all bold.")
     return Report(spec, title, spec.description, table, frame, notes, filters)
 
 

@@ -20,6 +20,7 @@ from ..schemas.store import row_models
 from .derive import DERIVED
 
 DECIMALS = 2
+MAX_DECIMALS = 4
 
 
 @dataclass
@@ -29,6 +30,7 @@ class Column:
     better: str | None = None      # "higher" | "lower" | None
     kind: str = "float"            # float | int | text
     fmt: str | None = None         # a str.format template for the value, e.g. "c={}"
+    decimals: int | None = None    # None: as printed (at least 2); computed columns use 2
 
 
 def _kind(annotation: Any) -> str:
@@ -48,7 +50,7 @@ def column_info(table: str | None, name: str) -> Column:
     """Header, direction and kind of ``name``: schema first, then derived, then a default."""
     if name in DERIVED:
         d = DERIVED[name]
-        return Column(name, d.header, d.better, d.kind)
+        return Column(name, d.header, d.better, d.kind, decimals=DECIMALS)
     models = [m for m in row_models() if m.__table__ == table] + \
              [m for m in row_models() if m.__table__ != table]
     for model in models:
@@ -74,10 +76,20 @@ def _missing(value: Any) -> bool:
         return False
 
 
-def format_number(value: float, decimals: int = DECIMALS) -> str:
-    """``value`` with ``decimals`` places, rounding half up on its decimal form (71.515 → 71.52)."""
+def format_number(value: float, decimals: int | None = DECIMALS) -> str:
+    """``value`` with ``decimals`` places, rounding half up on its decimal form (71.515 → 71.52).
+
+    ``decimals=None`` prints the value as the log did: at least two places, more when it has
+    them (an acceptance rate of 0.797 stays 0.797), at most ``MAX_DECIMALS``.
+    """
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
+    if math.isnan(value):
+        return ""
+    if decimals is None:
+        fraction = repr(round(float(value), MAX_DECIMALS)).partition(".")[2]
+        decimals = DECIMALS if "e" in fraction else min(max(DECIMALS, len(fraction)),
+                                                          MAX_DECIMALS)
     try:
         quant = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-decimals),
                                                      rounding=ROUND_HALF_UP)
@@ -95,9 +107,9 @@ def format_value(value: Any, column: Column) -> str:
     elif column.kind == "int" and isinstance(value, (int, float)) and float(value).is_integer():
         text = str(int(value))
     elif column.kind in ("float", "int") and isinstance(value, (int, float)):
-        text = format_number(float(value))
+        text = format_number(float(value), column.decimals)
     elif column.kind == "auto" and isinstance(value, float):
-        text = format_number(value)
+        text = format_number(value, column.decimals)
     elif isinstance(value, float) and value.is_integer():
         text = str(int(value))
     else:
@@ -107,6 +119,7 @@ def format_value(value: Any, column: Column) -> str:
 
 # --- escaping ----------------------------------------------------------------------------------
 
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf")
 _ALWAYS = re.compile(r"([\\`*\[\]|~])")
 
 
@@ -148,6 +161,10 @@ class Table:
     cells: list[list[str]]
     bold: list[list[bool]] = field(default_factory=list)
 
+    @property
+    def any_bold(self) -> bool:
+        return any(any(r) for r in self.bold)
+
     def markdown(self) -> str:
         headers = [escape_cell(c.header) for c in self.columns]
         body = [[("**" + escape_cell(t) + "**") if (b and t) else escape_cell(t)
@@ -173,7 +190,8 @@ def best_flags(texts: list[str], better: str | None) -> list[bool]:
     numbers: list[float | None] = []
     for text in texts:
         try:
-            numbers.append(float(re.sub(r"[^\d.eE+-]", "", text)) if text else None)
+            match = _NUMBER.search(text) if text else None
+            numbers.append(float(match[0]) if match else None)
         except ValueError:
             numbers.append(None)
     present = [n for n in numbers if n is not None and not math.isnan(n)]
@@ -184,13 +202,23 @@ def best_flags(texts: list[str], better: str | None) -> list[bool]:
 
 
 def build_table(frame: pd.DataFrame, columns: list[Column], *,
-                display: dict[str, str] | None = None, mark_best: bool = True) -> Table:
-    """Format ``frame``'s ``columns`` (showing ``display[col]`` values where given) and bold."""
+                display: dict[str, str] | None = None, mark_best: bool = True,
+                best_within: tuple[str, ...] = ()) -> Table:
+    """Format ``frame``'s ``columns`` (showing ``display[col]`` values where given) and bold.
+
+    With ``best_within``, the best value is picked among rows sharing those columns' values
+    (llama-bench: per test, since pp512 and tg128 t/s are not comparable).
+    """
     display = display or {}
     cells = []
     for _, row in frame.iterrows():
         cells.append([format_value(row.get(display.get(c.name, c.name)), c) for c in columns])
-    bold_by_column = [best_flags([r[i] for r in cells], c.better if mark_best else None)
-                      for i, c in enumerate(columns)]
-    bold = [[bold_by_column[i][j] for i in range(len(columns))] for j in range(len(cells))]
+    keys = [tuple(str(row.get(k)) for k in best_within) for _, row in frame.iterrows()]
+    bold = [[False] * len(columns) for _ in cells]
+    for group in dict.fromkeys(keys):
+        members = [j for j, k in enumerate(keys) if k == group]
+        for i, col in enumerate(columns):
+            flags = best_flags([cells[j][i] for j in members], col.better if mark_best else None)
+            for j, flag in zip(members, flags):
+                bold[j][i] = flag
     return Table(columns, cells, bold)
