@@ -110,6 +110,8 @@ def test_spec_decode_summary_finds_the_mi300x_draft_runs(seeds_db, seeds_meta):
     assert [(r["label"], r["output_throughput"]) for r in found] == [
         ("num_speculative_tokens 5", 1651.57), ("num_speculative_tokens 10", 1351.84),
         ("num_speculative_tokens 5", 1632.46)]
+    if "draft_acceptance_rate" in found[0]:  # the launch logs' `Speculative metrics:` lines
+        assert [r["draft_acceptance_rate"] for r in found] == [0.797, 0.786, 0.871]
 
 
 def test_latest_ingest_lists_every_seed(seeds_db, seeds_meta):

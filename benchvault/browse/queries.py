@@ -23,6 +23,8 @@ Present = Mapping[str, Sequence[str]]
 
 # Text a speculative-decoding run carries in its context (heading, label, command, arguments).
 SPEC_DECODE_WORDS = ("specul", "draft", "eagle", "medusa", "mtp", "ngram")
+# server_launches columns that are set only when a launch used speculative decoding.
+SPEC_DECODE_LAUNCH_COLUMNS = ("speculative_model", "num_speculative_tokens")
 
 
 @dataclass(frozen=True)
@@ -145,17 +147,20 @@ def llama_bench_by_model_and_test(present: Present) -> str | None:
 def spec_decode_summary(present: Present) -> str | None:
     if not _has(present, "serving_runs", "output_throughput"):
         return None
-    context = [f"coalesce(r.{c}, '')" for c in ("section", "label", "command", "namespace")
+    # What the user wrote around the run (not the server's log, which names
+    # speculative_config=None on every launch) ...
+    context = [f"coalesce(r.{c}, '')" for c in ("section", "label", "command")
                if c in present["serving_runs"]]
-    join_launch = ""
-    if _has(present, "server_launches", "id") and _has(present, "serving_runs", "launch_id"):
-        join_launch = " LEFT JOIN server_launches l ON l.id = r.launch_id"
-        context += [f"coalesce(l.{c}, '')" for c in ("command", "raw_text")
-                    if c in present["server_launches"]]
     text = " || ' ' || ".join(context)
-    runs = (f"(SELECT r.*, lower({text}) AS spec_context\n"
-            f"      FROM serving_runs r{join_launch}) r")
+    runs = f"(SELECT r.*, lower({text}) AS spec_context FROM serving_runs r) r"
     matches = " OR ".join(f"r.spec_context LIKE '%{w}%'" for w in SPEC_DECODE_WORDS)
+    # ... or a launch that asked for a draft model / speculative tokens.
+    join_launch = ""
+    launch_columns = [c for c in SPEC_DECODE_LAUNCH_COLUMNS
+                      if c in present.get("server_launches", ())]
+    if launch_columns and _has(present, "serving_runs", "launch_id"):
+        join_launch = " LEFT JOIN server_launches l ON l.id = r.launch_id"
+        matches += "".join(f" OR l.{c} IS NOT NULL" for c in launch_columns)
     if "accept_length" in present["serving_runs"]:
         matches = f"r.accept_length IS NOT NULL OR {matches}"
     cols = _pick(present, "serving_runs", "r", ("section", "label", "engine", "model",
@@ -174,7 +179,7 @@ def spec_decode_summary(present: Present) -> str | None:
         matches = f"m.id IS NOT NULL OR {matches}"
         averaged.insert(0, "COUNT(m.id) AS spec_decode_lines")
     return (f"SELECT r.id AS run_id, {', '.join(cols + averaged)}, {where_cols}\n"
-            f"FROM {runs}{join}{join_metrics}\n"
+            f"FROM {runs}{join}{join_launch}{join_metrics}\n"
             f"WHERE {matches}\n"
             + ("GROUP BY r.id\n" if join_metrics else "") +
             "ORDER BY r.model, r.section, r.max_concurrency, r.line_start")
