@@ -15,8 +15,9 @@ import sqlite_utils
 from pydantic import ValidationError
 
 from . import __version__
-from .parsers.base import Block, BlockParseError, Facts, Parsed
-from .parsers.lines import ReadReport, UnreadableFile, file_digest, iter_lines
+from .parsers import file_formats
+from .parsers.base import Block, BlockParseError, Context, Facts, FileFormat, Parsed, Problem
+from .parsers.lines import SNIFF_BYTES, ReadReport, UnreadableFile, file_digest, iter_lines
 from .parsers.segmenter import LineHit, Segmenter, Truncated
 from .linking import Linker
 from .schemas import store
@@ -71,6 +72,10 @@ def parse_file(path: Path, tags: dict[str, str] | None = None,
                report: ReadReport | None = None) -> Iterator[Parsed | Warning_]:
     """Every row (with children) and every warning in ``path``, in file order."""
     report = report if report is not None else ReadReport()
+    whole = _file_format(path)
+    if whole is not None:
+        yield from _read_whole(whole, path, tags)
+        return
     segmenter = Segmenter(str(path), tags=tags)
     for item in segmenter.run(iter_lines(path, report)):
         if isinstance(item, Truncated):
@@ -89,6 +94,25 @@ def parse_file(path: Path, tags: dict[str, str] | None = None,
                                                                  if more else ""))
 
 
+def _file_format(path: Path) -> FileFormat | None:
+    """The whole-file format (llama-bench ``-o json``, ...) whose content this file is, if any."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(SNIFF_BYTES)
+    except OSError:
+        return None  # iter_lines says why
+    return next((f for f in file_formats() if f.sniff(head, str(path))), None)
+
+
+def _read_whole(fmt: FileFormat, path: Path, tags: dict[str, str] | None
+                ) -> Iterator[Parsed | Warning_]:
+    for item in fmt.read(path, Context(path=str(path), tags=dict(tags or {}))):
+        if isinstance(item, Problem):
+            yield Warning_(item.line, f"{fmt.name}: {item.reason}", fmt.name, item.raw_text)
+        else:
+            yield item
+
+
 def _build_block(block: Block) -> Iterator[Parsed | Warning_]:
     name = block.format.name
     try:
@@ -102,10 +126,15 @@ def _build_block(block: Block) -> Iterator[Parsed | Warning_]:
         where = ".".join(str(p) for p in first.get("loc", ()))
         yield Warning_(block.line_start, f"{name}: {where}: {first.get('msg')}", name, block.text)
         return
-    _stamp(parsed, block.line_start, block.line_end, block.text)
-    for line, reason in parsed.warnings:
-        yield Warning_(line, f"{name}: {reason}", name)
-    yield parsed
+    # A table block gives a row (or a problem) per line of the table.
+    for item in parsed if isinstance(parsed, list) else [parsed]:
+        if isinstance(item, Problem):
+            yield Warning_(item.line, f"{name}: {item.reason}", name, item.raw_text)
+            continue
+        _stamp(item, block.line_start, block.line_end, block.text)
+        for line, reason in item.warnings:
+            yield Warning_(line, f"{name}: {reason}", name)
+        yield item
 
 
 def _build_line(hit: LineHit) -> Iterator[Parsed | Warning_]:

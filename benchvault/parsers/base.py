@@ -88,6 +88,19 @@ class Parsed:
     warnings: list[tuple[int, str]] = field(default_factory=list)
 
 
+@dataclass
+class Problem:
+    """Part of a block or file a format could not read: a file:line warning, kept as raw text.
+
+    A format that yields several rows (a table, a structured file) reports its bad rows this
+    way and still yields the good ones.
+    """
+
+    line: int
+    reason: str
+    raw_text: str | None = None
+
+
 @dataclass(frozen=True)
 class BlockFormat:
     """A multi-line result block with a recognisable first and last line."""
@@ -100,10 +113,14 @@ class BlockFormat:
     start: re.Pattern[str]
     end: re.Pattern[str] | None      # None: the block ends at the first line that is not its own
     max_lines: int
-    build: Callable[[Block], Parsed]
+    build: Callable[[Block], "Parsed | list[Parsed | Problem]"]
     commands: dict[str, re.Pattern[str]] = field(default_factory=dict)
     preamble: re.Pattern[str] | None = None    # `Label: value` lines printed just before
     continues: Callable[[str], bool] | None = None   # for end=None formats
+    # A line printed just after the block (`build: b56f079e (4418)`), after at most
+    # ``trailer_gap`` blank lines: it and the blanks join the block.
+    trailer: re.Pattern[str] | None = None
+    trailer_gap: int = 2
 
     def starts(self, line: str) -> bool:
         return self.marker in line and self.start.search(line) is not None
@@ -146,6 +163,23 @@ class LineFormat:
 
     def matches(self, line: str) -> bool:
         return any(m in line for m in self.markers) and self.pattern.search(line) is not None
+
+
+@dataclass(frozen=True)
+class FileFormat:
+    """A whole file one program wrote (llama-bench ``-o json``): recognised by its content.
+
+    ``sniff(head, path)`` looks at the file's first bytes; ``read(path, context)`` streams the
+    file's rows (and :class:`Problem` for what it cannot read).  Ingest asks every FileFormat
+    before cutting the file into lines.
+    """
+
+    name: str
+    table: str
+    description: str
+    upstream: tuple[str, ...]
+    sniff: Callable[[bytes, str], bool]
+    read: Callable[[Any, Context], Iterable["Parsed | Problem"]]
 
 
 def numbers_only(items: Iterable[tuple[str, Any]]) -> dict[str, Any]:

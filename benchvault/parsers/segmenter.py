@@ -19,7 +19,7 @@ from .runcontext import LAUNCH_COMMANDS
 
 FENCE_RE = re.compile(r"^\s*(?:`{3,}|~{3,})")
 HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-COMMENT_RE = re.compile(r"^\s*#+\s*(.*\S)\s*$")
+COMMENT_RE = re.compile(r"^\s*#+\s+(.*\S)\s*$")  # `#Input tokens: N` (SGLang) is output, not a comment
 HTML_TAG_RE = re.compile(r"<[^>]+>")
 MARKDOWN_EMPHASIS_RE = re.compile(r"(\*\*|__|`)")
 ENTITY_RE = re.compile(r"&#x?[0-9a-fA-F]+;|&nbsp;")
@@ -89,6 +89,8 @@ class Segmenter:
             "|".join(p.pattern for p in LAUNCH_COMMANDS.values()))}
         for fmt in (*self.formats, *self.line_formats):
             self.commands.update(fmt.commands)
+        # A block format's own command starts a new run: what was printed before it is stale.
+        self.run_commands = {kind for fmt in self.formats for kind in fmt.commands}
         self.any_command = re.compile("|".join(f"(?:{p.pattern})" for p in self.commands.values()))
         self.preambles = [f.preamble for f in self.formats if f.preamble is not None]
         self.ctx = Context(path=path, tags=dict(tags or {}))
@@ -179,7 +181,7 @@ class Segmenter:
             for kind, pattern in self.commands.items():
                 if pattern.search(text):
                     self.ctx.commands[kind] = Seen(kind, text, start, self._depth)
-                    if kind == "serving_bench":
+                    if kind in self.run_commands:
                         self.ctx.namespace = None
                         self.ctx.printed = {}
                     break
@@ -210,6 +212,8 @@ class Segmenter:
     # -- the pass --------------------------------------------------------------------------
     def run(self, lines: Iterable[tuple[int, str]]) -> Iterator[Block | LineHit | Truncated]:
         block: Block | None = None
+        ended: Block | None = None         # an end=None block still looking for its trailer
+        gap: list[str] = []
         for start, end, text in self.logical_lines(lines):
             if block is not None:
                 fmt = block.format
@@ -227,7 +231,10 @@ class Segmenter:
                     block.lines.append(text)
                     block.line_end = end
                     continue
-                if fmt.end is None:
+                if fmt.end is None and fmt.trailer is not None:
+                    block.complete = True
+                    ended, gap = block, []
+                elif fmt.end is None:
                     block.complete = True
                     yield block
                     self._consume()
@@ -238,6 +245,19 @@ class Segmenter:
                     block.line_end = end
                     continue
                 block = None
+            if ended is not None:
+                if not text.strip() and len(gap) < ended.format.trailer_gap:
+                    gap.append(text)
+                    continue
+                trailer = ended.format.trailer.match(text) is not None
+                if trailer:
+                    ended.lines.extend([*gap, text])
+                    ended.line_end = end
+                yield ended
+                self._consume()
+                ended = None
+                if trailer:
+                    continue
             started = next((f for f in self.formats if f.starts(text)), None)
             if started is not None:
                 block = Block(started, [text], start, end, False, self.ctx.snapshot())
@@ -246,6 +266,8 @@ class Segmenter:
             for fmt in self.line_formats:
                 if fmt.matches(text):
                     yield LineHit(fmt, start, text, self.ctx.snapshot())
+        if ended is not None:
+            yield ended
         if block is not None:
             if block.format.end is None:
                 block.complete = True

@@ -1,0 +1,364 @@
+"""llama.cpp ``llama-bench`` markdown table → one ``llama_bench_results`` row per table row.
+
+Upstream printer: ``markdown_printer`` in ``tools/llama-bench/llama-bench.cpp`` (earlier
+``examples/llama-bench``), every build since August 2023.  The header names the columns:
+``model``, ``size``, ``params``, ``backend`` always, then whichever parameters differ from the
+build's defaults (``ngl``, ``threads``, ``n_batch``, ``n_ubatch``, ``type_k``, ``type_v``, ``fa``,
+``mmap``, ``sm``, ``mg``, ``dev``, ``ts``, ``embd``, ...), then ``test`` and ``t/s``.
+
+Example (seed ``deepseek-v3``)::
+
+    $ llama-bench -m DeepSeek-V3-Q5_K_M.gguf
+    ggml_cuda_init: found 8 CUDA devices:
+      Device 0: NVIDIA H100 80GB HBM3, compute capability 9.0, VMM: yes
+    | model                        |       size |   params | backend | ngl |  test |           t/s |
+    | ---------------------------- | ---------: | -------: | ------- | --: | ----: | ------------: |
+    | deepseek2 671B Q5_K - Medium | 442.74 GiB | 671.03 B | CUDA    |  99 | pp512 | 290.28 ± 1.25 |
+
+    build: b56f079e (4418)
+
+gives ``model_type='deepseek2 671B Q5_K - Medium', model_size=475379..., model_n_params=
+671030000000, backends='CUDA', n_gpu_layers=99, test='pp512', n_prompt=512, n_gen=0,
+avg_ts=290.28, stddev_ts=1.25, build_commit='b56f079e', build_number=4418`` and, from the lines
+around it, ``gpu_info``/``gpu_count``, ``command``, ``env`` (a ``VAR=1`` prefix), ``model_filename``.
+Columns no field knows go to ``extra``.  A row the header does not fit (a missing cell, text in
+``t/s``) is a warning naming its line; the other rows still land.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import LarkError, UnexpectedInput
+from pydantic import ValidationError
+
+from ..schemas.llama_bench import LlamaBenchResult
+from .base import Block, BlockFormat, BlockParseError, Context, Parsed, Problem
+from .cmdline import parse_command
+
+# `build/bin/llama-bench -fa 1`, `./llama-bench`, `llama-bench.exe -m x`; not a prose mention
+# (`llama-bench:`), a source path (`tools/llama-bench/llama-bench.cpp`) or `# llama-bench`.
+COMMANDS = {"llama_bench": re.compile(
+    r"(?<![\w.-])(?:[^\s>'\"`]*[/\\]llama-bench(?:\.exe)?(?=\s|$|`)"
+    r"|llama-bench(?:\.exe)?(?=\s+--?\w))")}
+
+# Lines printed before the table (stderr): device lists, and `build:` when stdout came last.
+PREAMBLE = re.compile(
+    r"^((?i:ggml_\w+:\s*found)|ggml_vulkan:\s*\d+|Device\s+\d+|(?i:ggml_metal\w*:\s*GPU name)"
+    r"|build)\s*(?:[:=]\s*|\s)(.+)$")
+TRAILER = re.compile(r"^\s*build:\s*[^\s()]+\s*\(\d+\)\s*$")
+BUILD_RE = re.compile(r"^([^\s()]+)\s*\((\d+)\)$")
+
+# Markdown column → llama-bench JSON field (`markdown_printer::get_field_display_name`).
+COLUMN_FIELDS = {
+    "model": "model_type", "size": "model_size", "params": "model_n_params",
+    "backend": "backends", "ngl": "n_gpu_layers", "threads": "n_threads", "sm": "split_mode",
+    "mg": "main_gpu", "nkvo": "no_kv_offload", "fa": "flash_attn", "mmap": "use_mmap",
+    "dev": "devices", "ts": "tensor_split", "ot": "tensor_buft_overrides", "embd": "embeddings",
+    "nopo": "no_op_offload", "noh": "no_host", "lm": "load_mode", "ncmoe": "n_cpu_moe",
+    "fitt": "fit_target", "fitc": "fit_min_ctx",
+}
+# Cells read by a start rule of the grammar rather than by their field's type.
+CELL_RULES = {"model_size": "size_value", "model_n_params": "params_value",
+              "test": "test_value", "t/s": "ts_value"}
+# Command-line flags that fill a field the table left out (it printed only non-defaults).
+FLAG_FIELDS = {
+    "ngl": "n_gpu_layers", "n_gpu_layers": "n_gpu_layers", "fa": "flash_attn",
+    "flash_attn": "flash_attn", "t": "n_threads", "threads": "n_threads", "b": "n_batch",
+    "batch_size": "n_batch", "ub": "n_ubatch", "ubatch_size": "n_ubatch", "ctk": "type_k",
+    "cache_type_k": "type_k", "ctv": "type_v", "cache_type_v": "type_v", "sm": "split_mode",
+    "split_mode": "split_mode", "mg": "main_gpu", "main_gpu": "main_gpu",
+}
+PROMPT_SYMBOLS = re.compile(r"[^\w\s\x21-\x7e]+")
+MODEL_FLAG = re.compile(r"(?:^|\s)(?:-m|--model)(?:\s+|=)(\S+)")
+SIZE_FACTORS = {"B": 1, "KiB": 2 ** 10, "MiB": 2 ** 20, "GiB": 2 ** 30, "TiB": 2 ** 40}
+COUNT_FACTORS = {"K": 10 ** 3, "M": 10 ** 6, "B": 10 ** 9, "T": 10 ** 12}
+WORDS = {"true": 1, "false": 0, "yes": 1, "no": 0, "on": 1, "off": 0, "auto": -1,
+         "enabled": 1, "disabled": 0}
+NUMBER_RE = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+FIELDS = LlamaBenchResult.model_fields
+
+
+@v_args(inline=True)
+class TableToValues(Transformer):
+    """Tree → (header names, [("row", line, cells) | ("build", line, commit, number)])."""
+
+    def start(self, header, _alignment, *items):
+        return header, [item for item in items if item is not None]
+
+    def header(self, *tokens):
+        return [str(t).strip() for t in tokens if t.type == "CELL"]
+
+    def alignment(self, *_tokens):
+        return None
+
+    def row(self, *tokens: Token):
+        cells: list[str] = []
+        current = None
+        for tok in tokens[1:]:
+            if tok.type == "PIPE":
+                cells.append(current or "")
+                current = None
+            else:
+                current = str(tok).strip()
+        if current is not None:          # no closing `|` (a clipped paste)
+            cells.append(current)
+        return ("row", tokens[0].line, cells)
+
+    def progress(self, _tok):
+        return None
+
+    def build_line(self, commit: Token, number: Token):
+        return ("build", commit.line, str(commit), int(number))
+
+    # cell values
+    def size_value(self, number, unit):
+        return round(float(number) * SIZE_FACTORS[str(unit)])
+
+    def params_value(self, number, unit):
+        return round(float(number) * COUNT_FACTORS[str(unit)])
+
+    def ts_value(self, mean, std):
+        return {"avg_ts": float(mean), "stddev_ts": float(std)}
+
+    def test_value(self, *parts):
+        values = {"n_prompt": 0, "n_gen": 0, "n_depth": 0}
+        for part in parts:
+            values.update(part)
+        values["test"] = test_name(values["n_prompt"], values["n_gen"], values["n_depth"])
+        return values
+
+    def prompt(self, n):
+        return {"n_prompt": int(n)}
+
+    def gen(self, n):
+        return {"n_gen": int(n)}
+
+    def depth(self, n):
+        return {"n_depth": int(n)}
+
+
+@lru_cache(maxsize=None)
+def _parser() -> Lark:
+    return Lark.open("llama_bench.lark", rel_to=__file__, parser="lalr",
+                     start=["start", *sorted(set(CELL_RULES.values()))],
+                     maybe_placeholders=False, transformer=TableToValues())
+
+
+def test_name(n_prompt: int | None, n_gen: int | None, n_depth: int | None) -> str | None:
+    """The test as llama-bench names it (`markdown_printer::print_test`)."""
+    if n_prompt is None and n_gen is None:
+        return None
+    n_prompt, n_gen = n_prompt or 0, n_gen or 0
+    if n_prompt > 0 and n_gen == 0:
+        name = f"pp{n_prompt}"
+    elif n_gen > 0 and n_prompt == 0:
+        name = f"tg{n_gen}"
+    else:
+        name = f"pp{n_prompt}+tg{n_gen}"
+    return name + (f" @ d{n_depth}" if n_depth else "")
+
+
+def read_cell(rule: str, text: str) -> Any:
+    try:
+        return _parser().parse(text, start=rule)
+    except LarkError:
+        raise ValueError(f"{text!r} is not a {rule.removesuffix('_value').replace('_', ' ')} "
+                         f"value") from None
+
+
+def typed(field: str, value: Any) -> Any:
+    """A printed or structured value converted to its column's type (bool/int/float/str)."""
+    if value is None or field not in FIELDS:
+        return value
+    annotation = FIELDS[field].annotation
+    if isinstance(value, str):
+        text = value.strip()
+        if annotation in (int | None, bool | None):
+            if text.lower() in WORDS:
+                return WORDS[text.lower()] if annotation is int | None else bool(WORDS[text.lower()])
+            if not re.fullmatch(r"[-+]?\d+(?:\.0*)?", text):
+                raise ValueError(f"{field}: {text!r} is not a whole number")
+            number = int(float(text))
+            return bool(number) if annotation is bool | None else number
+        if annotation is float | None:
+            if not NUMBER_RE.fullmatch(text):
+                raise ValueError(f"{field}: {text!r} is not a number")
+            return float(text)
+        return text
+    if annotation is int | None and isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def loose(value: str) -> Any:
+    """An unknown column's cell: a number when it is one."""
+    text = value.strip()
+    if re.fullmatch(r"[-+]?\d+", text):
+        return int(text)
+    if NUMBER_RE.fullmatch(text):
+        return float(text)
+    return text
+
+
+def row_values(header: list[str], cells: list[str]) -> dict[str, Any]:
+    """One table row's cells → field values (``extra`` for columns no field knows)."""
+    values: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for name, cell in zip(header, cells):
+        field = COLUMN_FIELDS.get(name.lower(), name.lower())
+        rule = CELL_RULES.get(field)
+        if rule is not None:
+            parsed = read_cell(rule, cell)
+            values.update(parsed if isinstance(parsed, dict) else {field: parsed})
+        elif field in FIELDS and field not in ("id", "extra", "env"):
+            values[field] = typed(field, cell) if cell != "" else None
+        else:
+            extra[name] = loose(cell)
+    if extra:
+        values["extra"] = extra
+    return values
+
+
+# -- context: device lines, build line, command ---------------------------------------------
+DEVICE_RE = re.compile(r"^(?P<name>.+?),\s*(?:compute capability\s+(?P<cc>[\d.]+)|(?P<gfx>gfx\w+))")
+
+
+def _device(value: str) -> tuple[str, str | None]:
+    """(name, arch) from `NVIDIA H100 80GB HBM3, compute capability 9.0, VMM: yes`,
+    `AMD Radeon Graphics, gfx1151 (0x1151), ...` or Vulkan's `Name (driver) | uma: 0 | ...`."""
+    match = DEVICE_RE.match(value)
+    if match:
+        return match.group("name").strip(), match.group("cc") or match.group("gfx")
+    name = value.split(" | ")[0].strip()
+    if " | " in value:
+        name = re.sub(r"\s*\([^()]*\)$", "", name)   # Vulkan prints `(driver name)` last
+    return name, None
+
+
+def gpu_context(printed: dict[str, str]) -> dict[str, Any]:
+    devices = []
+    for label, value in printed.items():
+        number = re.search(r"(\d+)$", label)
+        if number and (label.startswith("Device") or label.startswith("ggml_vulkan")):
+            devices.append((label.startswith("ggml_vulkan"), int(number.group(1)), value))
+        elif label.lower().startswith("ggml_metal"):
+            devices.append((True, 0, value))
+    names = [_device(value) for *_, value in sorted(devices)]
+    out: dict[str, Any] = {}
+    if names:
+        out["gpu_info"] = ", ".join(name for name, _ in names)
+        out["gpu_count"] = len(names)
+        out["gpu_arch"] = names[0][1]
+    else:
+        found = next((v for k, v in printed.items() if k.lower().endswith("found")), None)
+        count = re.match(r"(\d+)\s", found or "")
+        if count:
+            out["gpu_count"] = int(count.group(1))
+    return out
+
+
+def build_from(text: str | None) -> dict[str, Any]:
+    match = BUILD_RE.match((text or "").strip())
+    return {"build_commit": match.group(1), "build_number": int(match.group(2))} if match else {}
+
+
+def command_context(context: Context) -> dict[str, Any]:
+    """command, env and the single-valued flags of the llama-bench command before the table."""
+    seen = context.commands.get("llama_bench")
+    if seen is None:
+        return {}
+    # A prompt's symbols (`❯`, `🟠`) repaired from mojibake can end up glued to a `VAR=1` prefix.
+    command = parse_command(PROMPT_SYMBOLS.sub(" ", seen.text), COMMANDS["llama_bench"])
+    if command is None:
+        return {}
+    out: dict[str, Any] = {"command": command.text, "env": command.env or None}
+    models = MODEL_FLAG.findall(command.text)
+    if len(models) == 1 and "," not in models[0]:
+        out["model_filename"] = models[0].strip("'\"")
+    for flag, value in command.args.items():
+        field = FLAG_FIELDS.get(flag)
+        if field and isinstance(value, str) and not re.search(r"[,*]|\d-\d", value):
+            try:
+                out[field] = typed(field, value)
+            except ValueError:
+                pass
+    return out
+
+
+def run_context(context: Context) -> dict[str, Any]:
+    """Fields every row of one table shares, from what was around it."""
+    row: dict[str, Any] = {"section": context.section_text, "label": context.label_or_heading,
+                           "tags": context.tags or None, "format": FORMAT.name}
+    row.update(command_context(context))
+    row.update(gpu_context(context.printed))
+    row.update(build_from(context.printed.get("build")))
+    return row
+
+
+def build(block: Block) -> list[Parsed | Problem]:
+    text = block.text if block.text.endswith("\n") else block.text + "\n"
+    try:
+        header, items = _parser().parse(text, start="start")
+    except UnexpectedInput as exc:
+        line = getattr(exc, "line", None)
+        lines = block.lines
+        bad = lines[line - 1] if line and 0 < line <= len(lines) else ""
+        raise BlockParseError(f"unexpected line in llama-bench table: {bad.strip()!r}",
+                              line) from None
+    shared = run_context(block.context)
+    for item in items:
+        if item[0] == "build":
+            shared.update(build_commit=item[2], build_number=item[3])
+    out: list[Parsed | Problem] = []
+    for kind, line, *rest in items:
+        if kind != "row":
+            continue
+        cells = rest[0]
+        where = block.line_start + line - 1
+        raw = "\n".join((block.lines[0], block.lines[line - 1]))
+        if len(cells) != len(header):
+            out.append(Problem(where, f"row has {len(cells)} cells, the header has "
+                                      f"{len(header)}", raw))
+            continue
+        try:
+            values = row_values(header, cells)
+            fields = {k: v for k, v in shared.items() if k not in values}
+            row = LlamaBenchResult(**fields, **values, line_start=where, line_end=where,
+                                   raw_text=raw)
+        except ValueError as exc:        # pydantic's ValidationError is a ValueError
+            reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+            out.append(Problem(where, reason, raw))
+            continue
+        out.append(Parsed(row=row))
+    if not out:
+        raise BlockParseError("llama-bench table has a header but no rows", 1)
+    return out
+
+
+def continues(line: str) -> bool:
+    stripped = line.lstrip()
+    return stripped.startswith("|") or stripped.startswith("llama-bench:")
+
+
+FORMAT = BlockFormat(
+    name="llama_bench",
+    table="llama_bench_results",
+    description="llama.cpp llama-bench markdown table (any columns), with the device lines, "
+                "command line and `build:` line around it.",
+    upstream=("llama.cpp llama-bench (examples/llama-bench, tools/llama-bench) 2023 – 2025",
+              "ik_llama.cpp llama-bench"),
+    marker="t/s",
+    start=re.compile(r"^(?=\s*\|)(?=.*\|\s*model\s*\|)(?=.*\|\s*test\s*\|)(?=.*\|\s*t/s\s*(?:\||$))",
+                     re.I),
+    end=None,
+    max_lines=100_000,
+    build=build,
+    commands=COMMANDS,
+    preamble=PREAMBLE,
+    continues=continues,
+    trailer=TRAILER,
+)

@@ -1,0 +1,266 @@
+"""llama-bench's structured outputs (``-o json``, ``-o jsonl``, ``-o csv``, ``-o sql``) → rows.
+
+Upstream printers: ``json_printer``, ``jsonl_printer``, ``csv_printer``, ``sql_printer`` in
+``tools/llama-bench/llama-bench.cpp``.  Every one writes the fields of ``test::get_fields()``
+(``build_commit``, ``model_type``, ``n_prompt``, ``avg_ts``, ...), which are this table's column
+names; fields a build adds or drops land in ``extra``.  A file is recognised by its content,
+whatever its name:
+
+    [ { "build_commit": "b56f079e", "build_number": 4418, ... } ]        -o json
+    {"build_commit": "b56f079e", "build_number": 4418, ...}              -o jsonl (one a line)
+    build_commit,build_number,cpu_info,...  then  "b56f079e","4418",...   -o csv
+    CREATE TABLE IF NOT EXISTS llama_bench (...);  INSERT INTO ...        -o sql
+
+Files are streamed: one JSON object, CSV record or SQL statement at a time.  The SQL is run
+only inside a throwaway in-memory SQLite that may create a table and insert into it (an
+authorizer refuses anything else), never against the warehouse.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any, Iterator
+
+from pydantic import ValidationError
+
+from ..schemas.llama_bench import LlamaBenchResult
+from .base import Context, FileFormat, Parsed, Problem
+from .lines import SNIFF_BYTES, sniff_encoding
+from .llama_bench import FIELDS, test_name, typed
+
+CHUNK = 1 << 16
+MAX_RECORD = 16 << 20          # a record bigger than this is not llama-bench's
+RAW_LIMIT = 4000
+# Columns the reader fills itself; a field of that name in a file goes to `extra`.
+OWN_COLUMNS = {"id", "source_id", "line_start", "line_end", "raw_text", "section", "label",
+               "tags", "format", "command", "env", "extra", "gpu_count", "gpu_arch", "test"}
+SQL_HEAD = re.compile(r"^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?[\w\"]+\s*\(", re.I)
+SQL_STATEMENT = re.compile(r"^\s*(?:CREATE\s+TABLE|INSERT\s+INTO)\b", re.I)
+SQL_TABLE = re.compile(r"^\s*INSERT\s+INTO\s+(\"?\w+\"?)", re.I)
+SIGNATURE = ("model_type", "n_prompt")
+
+
+def kind_of(head: bytes, path: str) -> str | None:
+    """json / jsonl / csv / sql when ``head`` (a file's first bytes) is llama-bench output."""
+    encoding, binary = sniff_encoding(head)   # PowerShell's `>` writes UTF-16
+    if binary:
+        return None
+    text = head.decode(encoding, errors="ignore").lstrip("\ufeff \t\r\n")
+    if not all(word in text for word in SIGNATURE):
+        return None
+    if text.startswith("["):
+        return "json"
+    if text.startswith("{"):
+        return "jsonl"
+    if SQL_HEAD.match(text):
+        return "sql"
+    first = text.split("\n", 1)[0]
+    names = [n.strip().strip('"') for n in first.split(",")]
+    if all(word in names for word in SIGNATURE):
+        return "csv"
+    return None
+
+
+def sniff(head: bytes, path: str) -> bool:
+    return kind_of(head, path) is not None
+
+
+def record_row(record: dict[str, Any], context: Context, kind: str, line: int,
+               raw: str) -> LlamaBenchResult:
+    """One llama-bench record (its own field names) → a validated row."""
+    values: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in record.items():
+        if key in FIELDS and key not in OWN_COLUMNS:
+            values[key] = typed(key, value) if value != "" else None
+        else:
+            extra[key] = value
+    for key in ("samples_ns", "samples_ts"):
+        # csv/sql do not print samples; a string here is a list someone wrote as text
+        if isinstance(values.get(key), str):
+            extra[key] = values.pop(key)
+    if values.get("n_depth") is None and values.get("n_prompt") is not None:
+        values["n_depth"] = 0          # builds before `-d` always ran at depth 0
+    gpu_info = values.get("gpu_info")
+    return LlamaBenchResult(
+        **values, extra=extra or None, format=f"llama_bench_{kind}",
+        test=test_name(values.get("n_prompt"), values.get("n_gen"), values.get("n_depth")),
+        gpu_count=len(gpu_info.split(", ")) if gpu_info else None,
+        tags=context.tags or None, line_start=line, line_end=line, raw_text=raw[:RAW_LIMIT])
+
+
+def _row_or_problem(record: Any, context: Context, kind: str, line: int, raw: str
+                    ) -> Parsed | Problem:
+    if not isinstance(record, dict):
+        return Problem(line, f"{kind}: a record is not an object: {raw[:80]!r}", raw)
+    try:
+        return Parsed(row=record_row(record, context, kind, line, raw))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return Problem(line, f"{kind}: {where}: {first.get('msg')}", raw[:RAW_LIMIT])
+    except ValueError as exc:
+        return Problem(line, f"{kind}: {exc}", raw[:RAW_LIMIT])
+
+
+# -- json / jsonl: one object at a time ----------------------------------------------------
+def _json_records(path: Path, encoding: str) -> Iterator[tuple[int, Any, str] | Problem]:
+    decoder = json.JSONDecoder()
+    with open(path, encoding=encoding, errors="replace") as fh:
+        buf, pos, line, eof = "", 0, 1, False
+        while True:
+            # skip what separates records: whitespace, `[`, `,`, `]`
+            while True:
+                while pos < len(buf) and buf[pos] in " \t\r\n[,]":
+                    line += buf[pos] == "\n"
+                    pos += 1
+                if pos < len(buf) or eof:
+                    break
+                buf, pos = fh.read(CHUNK), 0
+                eof = not buf
+            if pos >= len(buf):
+                return
+            try:
+                record, end = decoder.raw_decode(buf, pos)
+            except json.JSONDecodeError as exc:
+                more = "" if eof else fh.read(CHUNK)
+                if more and len(buf) - pos < MAX_RECORD:
+                    buf = buf[pos:] + more
+                    pos = 0
+                    continue
+                raw = buf[pos:pos + RAW_LIMIT]
+                yield Problem(line + buf.count("\n", pos, exc.pos), f"not valid JSON: {exc.msg}",
+                              raw)
+                return
+            raw = buf[pos:end]
+            yield line, record, raw
+            line += raw.count("\n")
+            pos = end
+            if len(buf) - pos < CHUNK and not eof:
+                more = fh.read(CHUNK)
+                eof = not more
+                buf, pos = buf[pos:] + more, 0
+
+
+# -- csv: a header of field names, then one record a line -----------------------------------
+def _csv_records(path: Path, encoding: str) -> Iterator[tuple[int, Any, str] | Problem]:
+    with open(path, encoding=encoding, errors="replace", newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None:
+            return
+        header = [name.strip() for name in header]
+        line = reader.line_num + 1
+        for cells in reader:
+            raw = ",".join(cells)
+            if not cells or cells == [""]:
+                line = reader.line_num + 1
+                continue
+            if len(cells) != len(header):
+                yield Problem(line, f"csv: record has {len(cells)} values, the header has "
+                                    f"{len(header)}", raw)
+            else:
+                yield line, dict(zip(header, cells)), raw
+            line = reader.line_num + 1
+
+
+# -- sql: CREATE TABLE + INSERTs, replayed in a throwaway in-memory database ------------------
+ALLOWED = {sqlite3.SQLITE_CREATE_TABLE, sqlite3.SQLITE_INSERT, sqlite3.SQLITE_READ,
+           sqlite3.SQLITE_TRANSACTION, sqlite3.SQLITE_FUNCTION}
+
+
+def _only_create_and_insert(action: int, table: str | None, *_args) -> int:
+    # CREATE TABLE writes its own row of sqlite_master; nothing else may be updated.
+    if action in ALLOWED or action == sqlite3.SQLITE_UPDATE and table == "sqlite_master":
+        return sqlite3.SQLITE_OK
+    return sqlite3.SQLITE_DENY
+
+
+def _sql_records(path: Path, encoding: str) -> Iterator[tuple[int, Any, str] | Problem]:
+    scratch = sqlite3.connect(":memory:")
+    try:
+        with open(path, encoding=encoding, errors="replace") as fh:
+            statement, start = "", 0
+            for lineno, text in enumerate(fh, 1):
+                if not statement.strip():
+                    statement, start = "", lineno
+                statement += text
+                if len(statement) > MAX_RECORD:
+                    yield Problem(start, "sql: statement too long", statement[:RAW_LIMIT])
+                    return
+                if "\x00" in text:
+                    yield Problem(lineno, "sql: NUL byte; statement skipped", text[:RAW_LIMIT])
+                    statement = ""
+                    continue
+                if not sqlite3.complete_statement(statement):
+                    continue
+                yield from _run_statement(scratch, statement, start)
+                statement = ""
+            if statement.strip():
+                yield Problem(start, "sql: statement never ends (no `;`)", statement[:RAW_LIMIT])
+    finally:
+        scratch.close()
+
+
+def _run_statement(scratch: sqlite3.Connection, statement: str, line: int
+                   ) -> Iterator[tuple[int, Any, str] | Problem]:
+    raw = statement.strip()
+    if not SQL_STATEMENT.match(raw):
+        yield Problem(line, "sql: only CREATE TABLE and INSERT INTO are read; statement "
+                            "skipped", raw[:RAW_LIMIT])
+        return
+    scratch.set_authorizer(_only_create_and_insert)
+    try:
+        scratch.execute(raw)
+    except sqlite3.Error as exc:
+        yield Problem(line, f"sql: {exc}", raw[:RAW_LIMIT])
+        return
+    finally:
+        scratch.set_authorizer(None)
+    table = SQL_TABLE.match(raw)
+    if table is None:
+        return
+    cursor = scratch.execute(f"SELECT rowid, * FROM {table.group(1)}")
+    names = [d[0] for d in cursor.description][1:]
+    for rowid, *values in cursor.fetchall():
+        yield line, dict(zip(names, values)), raw
+    scratch.execute(f"DELETE FROM {table.group(1)}")
+
+
+READERS = {"json": _json_records, "jsonl": _json_records, "csv": _csv_records,
+           "sql": _sql_records}
+
+
+def read(path: Path, context: Context) -> Iterator[Parsed | Problem]:
+    with open(path, "rb") as fh:
+        head = fh.read(SNIFF_BYTES)
+    kind = kind_of(head, str(path))
+    if kind is None:
+        return
+    encoding = sniff_encoding(head)[0]
+    encoding = "utf-8-sig" if encoding == "utf-8" else encoding
+    line = 1
+    try:
+        for item in READERS[kind](Path(path), encoding):
+            if isinstance(item, Problem):
+                yield item
+            else:
+                line, record, raw = item
+                yield _row_or_problem(record, context, kind, line, raw)
+    except (csv.Error, ValueError) as exc:   # a damaged file: what was read stays
+        yield Problem(line, f"{kind}: cannot read further: {exc}")
+
+
+FORMAT = FileFormat(
+    name="llama_bench_output",
+    table="llama_bench_results",
+    description="llama.cpp llama-bench -o json / jsonl / csv / sql output files, recognised "
+                "by content.",
+    upstream=("llama.cpp llama-bench json_printer, jsonl_printer, csv_printer, sql_printer",),
+    sniff=sniff,
+    read=read,
+)
