@@ -31,8 +31,14 @@ from ..schemas.models import LATENCY_COLUMN_STATS, LatencyStat, ServingRun
 from .base import Block, BlockFormat, BlockParseError, Parsed
 from .runcontext import BENCH_COMMANDS, serving_context
 
-_METRIC_KEYS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2el", "e2elatency": "e2el"}
-_LATENCY_RE = re.compile(r"(\w+(?:\.\d+)?)\s+(TTFT|TPOT|ITL|E2EL|E2E\s+Latency)", re.I)
+# Printed metric names → the names vLLM's save-result keys use (`p99_{name}_ms`).
+_METRIC_KEYS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2el",
+                "e2e_latency": "e2el", "client_queue_time": "client_queue_time",
+                "e2el_incl_client_queue": "e2el_including_client_queue"}
+_LATENCY_RE = re.compile(r"^\s*(Mean|Median|Std|Min|Max|P\d+(?:\.\d+)?)\s+(.*?)\s*\(ms\):", re.I)
+_POSITION_RE = re.compile(r"^Position\s+(\d+)$", re.I)
+# A printed value that says "no number here" for a context-like field: keep it as text in extra.
+_TEXT_OK = {"request_rate", "max_concurrency", "burstiness"}
 _NUMBER_RE = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan", re.I)
 _NOT_SET = {"not set", "none", "n/a", "-"}
 
@@ -111,6 +117,12 @@ def parse_block(text: str) -> list[tuple[str, Any, int]]:
         raise BlockParseError(f"cannot read result block: {exc}") from None
 
 
+def metric_key(printed: str) -> str:
+    """`TTFT` → ttft, `E2E Latency` → e2el, `probe E2EL` → probe_e2el."""
+    key = re.sub(r"[^a-z0-9]+", "_", printed.lower()).strip("_")
+    return _METRIC_KEYS.get(key, key)
+
+
 def _stat_key(word: str) -> tuple[str, float | None]:
     word = word.lower()
     if word.startswith("p"):
@@ -126,6 +138,7 @@ def build(block: Block) -> Parsed:
     stats: list[LatencyStat] = []
     section = None
     annotations = ServingRun.model_fields
+    positions: dict[int, float] = {}
     for kind, payload, line in items:
         try:
             if kind == "section":
@@ -137,20 +150,30 @@ def build(block: Block) -> Parsed:
                     continue
                 annotation = annotations[column].annotation
                 number_kind = int if annotation in (int, int | None) else float
-                fields_[column] = to_number(printed, number_kind)
+                try:
+                    fields_[column] = to_number(printed, number_kind)
+                except ValueError:
+                    if column not in _TEXT_OK:
+                        raise
+                    extra[column] = printed  # SGLang's `Traffic request rate: trace`
             elif kind == "latency":
                 label, printed = payload
-                match = _LATENCY_RE.search(label)
+                match = _LATENCY_RE.match(label)
                 stat, pct = _stat_key(match.group(1))
-                metric = _METRIC_KEYS[re.sub(r"\s+", "", match.group(2)).lower()]
+                metric = metric_key(match.group(2))
                 value = to_number(printed, float)
                 if value is None:
                     continue
                 stats.append(LatencyStat(metric=metric, stat=stat, percentile=pct, value_ms=value))
-                if stat in LATENCY_COLUMN_STATS:
-                    fields_[f"{stat}_{metric}_ms"] = value
+                column = f"{stat}_{metric}_ms"
+                if column in annotations:
+                    fields_[column] = value
             else:
                 label, printed = payload
+                position = _POSITION_RE.match(label)
+                if position and section and "speculative" in section.lower():
+                    positions[int(position.group(1))] = to_number(printed, float)
+                    continue
                 key = f"{section}: {label}" if section else label
                 try:
                     extra[key] = to_number(printed, float)
@@ -158,6 +181,9 @@ def build(block: Block) -> Parsed:
                     extra[key] = printed
         except ValueError as exc:
             raise BlockParseError(str(exc), line) from None
+    if positions:
+        fields_["spec_decode_per_position_acceptance_rates"] = [
+            positions[i] for i in sorted(positions)]
     row = serving_context(block.context, printed_backend=extra.get("printed_backend"))
     # What the block itself printed beats what the context said.
     row.update({k: v for k, v in fields_.items() if v is not None or k not in row})

@@ -140,6 +140,17 @@ class ServingRunBase(Provenance):
     concurrency: float | None = col("Average requests in flight (SGLang).", "requests")
     accept_length: float | None = col("Speculative-decoding accept length (SGLang).", "tokens",
                                       better="higher")
+    spec_decode_acceptance_rate: float | None = col(
+        "Speculative decoding: drafted tokens accepted (vLLM >= 0.14 prints it).", "%",
+        better="higher", label="Acceptance (%)")
+    spec_decode_acceptance_length: float | None = col(
+        "Speculative decoding: mean tokens emitted per draft step.", "tokens", better="higher")
+    spec_decode_num_drafts: int | None = col("Speculative decoding: draft steps.", "drafts")
+    spec_decode_draft_tokens: int | None = col("Speculative decoding: tokens drafted.", "tokens")
+    spec_decode_accepted_tokens: int | None = col("Speculative decoding: tokens accepted.",
+                                                  "tokens")
+    spec_decode_per_position_acceptance_rates: list[float] | None = col(
+        "Speculative decoding: acceptance rate (%) at each draft position, first first.")
     extra: dict[str, Any] | None = col("Printed `Label: value` lines no column knows, kept as-is.")
 
 
