@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -240,7 +241,20 @@ def run_datasette(db: Path, host: str = "127.0.0.1", port: int = 8001,
         command = datasette_command(db, meta_path, host, port)
         if open_browser:
             command.append("--open")
+        child = subprocess.Popen(command)
+        # Stopping `benchvault serve` stops Datasette too (Ctrl-C reaches both by itself).
+        stopped = []
+
+        def stop(*_):
+            stopped.append(True)
+            child.terminate()
+
+        previous = signal.signal(signal.SIGTERM, stop)
         try:
-            return subprocess.call(command)
+            code = child.wait()
+            return 0 if stopped else code
         except KeyboardInterrupt:
+            child.wait()
             return 0
+        finally:
+            signal.signal(signal.SIGTERM, previous)

@@ -9,6 +9,7 @@ Numbers asserted here were read off the seed notes in fixtures/seeds.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -188,6 +189,16 @@ def test_canned_queries_and_views_are_listed(page, server):
     # Strix Halo at c=16: the GPTQ model reached 148.91 tok/s on vLLM; Q4_K_M 178.68 on llama.cpp.
     assert best[("vllm", "TheBloke/Llama-2-7B-Chat-GPTQ")] == "148.91 tok/s"
     assert best[("llama.cpp", "/models/gguf/llama-2-7b.Q4_K_M.gguf")] == "178.68 tok/s"
+
+
+def test_unit_aware_filter(server):
+    """Datasette's Pint converts a filter value into the column's unit: 10min = 600 s."""
+    url = server["base"] + "/seeds/serving_runs.json?duration__gt=10min&_col=duration&_shape=array"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        durations = sorted(r["duration"] for r in json.load(response))
+    # Runs longer than 600 s in the seeds: DeepSeek 699.36, 849.46, 1612.14, 1826.67, 3536.56;
+    # Strix Halo vLLM c=1 1295.4.
+    assert durations == [699.36, 849.46, 1295.4, 1612.14, 1826.67, 3536.56]
 
 
 def test_served_read_only(server):
