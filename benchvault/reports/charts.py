@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .render import Report, _group_key  # noqa: E402
+from .render import Report, group_key  # noqa: E402
 from .table import column_info, format_value  # noqa: E402
 
 CHARTS = {
@@ -46,21 +46,23 @@ def _legend_labels(keys: list[tuple]) -> list[str]:
     return [" · ".join(str(k[i]) for i in varying if k[i]) or "runs" for k in keys]
 
 
-def line_chart(frame: pd.DataFrame, metric: str, title: str, base: Path) -> tuple[Path, Path] | None:
+def line_chart(frame: pd.DataFrame, metric: str, title: str,
+               base: Path) -> tuple[Path, Path] | None:
     """``metric`` against max_concurrency, one line per engine/model/config."""
     if metric not in frame or "max_concurrency" not in frame:
         return None
     data = frame.dropna(subset=[metric, "max_concurrency"])
     if data.empty:
         return None
-    keys = _group_key(data)
+    keys = group_key(data)
     labels = dict(zip(keys, _legend_labels(keys)))
     fig, ax = plt.subplots(figsize=(7, 4))
     for key in dict.fromkeys(keys):
         rows = data[[k == key for k in keys]].sort_values("max_concurrency")
         ax.plot(rows["max_concurrency"], rows[metric], marker="o", label=labels[key])
     concurrencies = sorted(data["max_concurrency"].unique())
-    if len(concurrencies) > 1 and concurrencies[0] > 0 and concurrencies[-1] / concurrencies[0] >= 8:
+    low, high = concurrencies[0], concurrencies[-1]
+    if len(concurrencies) > 1 and low > 0 and high / low >= 8:
         ax.set_xscale("log", base=2)
     ax.set_xticks(concurrencies, [str(int(c)) for c in concurrencies])
     ax.set_xlabel(column_info("serving_runs", "max_concurrency").header)
@@ -71,7 +73,8 @@ def line_chart(frame: pd.DataFrame, metric: str, title: str, base: Path) -> tupl
     return _save(fig, base)
 
 
-def bar_chart(frame: pd.DataFrame, metric: str, title: str, base: Path) -> tuple[Path, Path] | None:
+def bar_chart(frame: pd.DataFrame, metric: str, title: str,
+              base: Path) -> tuple[Path, Path] | None:
     """llama-bench t/s: one panel per test (pp and tg differ by 10x), one bar per model/config."""
     if metric not in frame or frame[metric].dropna().empty:
         return None

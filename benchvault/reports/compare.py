@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .kinds import kind as get_kind
-from .query import ReportError, apply_where, connect_readonly, has_table, load_table, parse_conditions
-from .render import DISPLAY, ReportOptions, _naming
 from .derive import derive
+from .kinds import kind as get_kind
+from .query import (ReportError, apply_where, connect_readonly, has_table, load_table,
+                    parse_conditions)
+from .render import DISPLAY, ReportOptions, naming_for
 from .table import Column, Table, column_info, escape_cell, format_number, format_value
 
 
@@ -67,7 +68,7 @@ def compare(db_path: str | Path, baseline: list[str], candidate: list[str], *,
     try:
         if not has_table(conn, spec.table):
             return Comparison(None, [], [], notes=[f"This warehouse has no `{spec.table}` table."])
-        frame = derive(load_table(conn, spec.table), _naming(options),
+        frame = derive(load_table(conn, spec.table), naming_for(options),
                        scale_replicas=options.scale_replicas)
     finally:
         if own:

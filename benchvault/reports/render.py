@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+
 import jinja2
 import pandas as pd
 
@@ -55,7 +56,7 @@ class Report:
         return self.table.markdown() if self.table is not None else ""
 
 
-def _naming(options: ReportOptions) -> Naming:
+def naming_for(options: ReportOptions) -> Naming:
     attributes = load_attributes(options.models_file) if options.models_file else {}
     if options.name_from not in ("model", "label", "section", "source"):
         raise ReportError(f"--name-from wants model, label, section or source, "
@@ -75,7 +76,7 @@ def _sort(frame: pd.DataFrame, spec: ReportKind, keys: list[str]) -> pd.DataFram
         return frame.sort_values([k for k in spec.sort if k in frame], kind="stable",
                                  na_position="last")
     if spec.sweep and "max_concurrency" in frame and len(frame):
-        group = _group_key(frame)
+        group = group_key(frame)
         first = {g: i for i, g in reversed(list(enumerate(group)))}
         frame = frame.assign(_group=[first[g] for g in group])
         return frame.sort_values(["_group", "max_concurrency"], kind="stable",
@@ -83,7 +84,7 @@ def _sort(frame: pd.DataFrame, spec: ReportKind, keys: list[str]) -> pd.DataFram
     return frame
 
 
-def _group_key(frame: pd.DataFrame) -> list[tuple]:
+def group_key(frame: pd.DataFrame) -> list[tuple]:
     """One chart line / one sweep per engine, model and config (the innermost heading)."""
     parts = []
     for _, row in frame.iterrows():
@@ -151,7 +152,7 @@ def _make(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions) ->
     else:
         frame = load_table(conn, spec.table)
     selected = [c for c in frame.columns if c not in ("id", "source_id", "tags")]
-    frame = derive(frame, _naming(options), scale_replicas=options.scale_replicas)
+    frame = derive(frame, naming_for(options), scale_replicas=options.scale_replicas)
     if not options.sql:
         frame = apply_where(frame, parse_conditions(spec.where), DISPLAY)
     frame = apply_where(frame, conditions, DISPLAY)
