@@ -162,12 +162,16 @@ def test_name(n_prompt: int | None, n_gen: int | None, n_depth: int | None) -> s
     return name + (f" @ d{n_depth}" if n_depth else "")
 
 
+CELL_SHAPES = {"size_value": "a size like `3.56 GiB`", "params_value": "a count like `6.74 B`",
+               "ts_value": "`mean ± std`", "test_value": "a test like `pp512`, `tg128`, "
+               "`pp512+tg128` or `pp512 @ d4096`"}
+
+
 def read_cell(rule: str, text: str) -> Any:
     try:
         return _parser().parse(text, start=rule)
     except LarkError:
-        raise ValueError(f"{text!r} is not a {rule.removesuffix('_value').replace('_', ' ')} "
-                         f"value") from None
+        raise ValueError(f"{text!r} is not {CELL_SHAPES[rule]}") from None
 
 
 def typed(field: str, value: Any) -> Any:
@@ -212,7 +216,10 @@ def row_values(header: list[str], cells: list[str]) -> dict[str, Any]:
         field = COLUMN_FIELDS.get(name.lower(), name.lower())
         rule = CELL_RULES.get(field)
         if rule is not None:
-            parsed = read_cell(rule, cell)
+            try:
+                parsed = read_cell(rule, cell)
+            except ValueError as exc:
+                raise ValueError(f"{name}: {exc}") from None
             values.update(parsed if isinstance(parsed, dict) else {field: parsed})
         elif field in FIELDS and field not in ("id", "extra", "env"):
             values[field] = typed(field, cell) if cell != "" else None
