@@ -167,7 +167,9 @@ CELL_SHAPES = {"size_value": "a size like `3.56 GiB`", "params_value": "a count 
                "`pp512+tg128` or `pp512 @ d4096`"}
 
 
+@lru_cache(maxsize=8192)    # tables repeat their sizes, params and tests row after row
 def read_cell(rule: str, text: str) -> Any:
+    """A cell's value by its start rule; the result is shared between calls, never mutated."""
     try:
         return _parser().parse(text, start=rule)
     except LarkError:
