@@ -78,6 +78,25 @@ def connect(path: str | Path) -> sqlite_utils.Database:
 
 
 def ensure_schema(db: sqlite_utils.Database) -> None:
+    # Concurrent first connections: take the write lock before looking (a read that then
+    # writes can be refused at once with "database is locked"; BEGIN IMMEDIATE waits).
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        _ensure_tables(db)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    for table, column in (("serving_runs", "source_id"), ("latency_stats", "run_id"),
+                          ("unparsed_blocks", "source_id"), ("sources", "path")):
+        if db[table].exists():
+            db.execute(f"CREATE INDEX IF NOT EXISTS idx_{table}_{column} ON {table}({column})")
+    from .views import ensure_views  # views need the tables above
+
+    ensure_views(db)
+
+
+def _ensure_tables(db: sqlite_utils.Database) -> None:
     for model in row_models():
         table = db[model.__table__]
         cols = columns(model)
@@ -92,13 +111,6 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
             missing = {c: t for c, t in cols.items() if c not in table.columns_dict}
             for name, kind in missing.items():
                 table.add_column(name, kind)
-    for table, column in (("serving_runs", "source_id"), ("latency_stats", "run_id"),
-                          ("unparsed_blocks", "source_id"), ("sources", "path")):
-        if db[table].exists():
-            db.execute(f"CREATE INDEX IF NOT EXISTS idx_{table}_{column} ON {table}({column})")
-    from .views import ensure_views  # views need the tables above
-
-    ensure_views(db)
 
 
 def to_record(row: Row) -> dict[str, Any]:

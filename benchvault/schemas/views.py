@@ -83,10 +83,33 @@ def _server_columns() -> list[str]:
     return [c for c in launches.model_fields if c not in SERVER_SKIP] if launches else []
 
 
+# Speculative-decoding columns runs_with_server shows: from the last metrics line before the
+# run (V0 prints running totals) and its last stage-times line.
+SPEC_SKIP = SERVER_SKIP | {"line_start", "launch_id", "run_id", "kind", "extra", "logged_at"}
+SPEC_LAST = ("(SELECT MAX(id) FROM spec_decode_metrics WHERE run_id = r.id AND kind {} "
+             "'stage_times')")
+
+
+def _spec_columns() -> list[str]:
+    spec = _model("spec_decode_metrics")
+    return [c for c in spec.model_fields if c not in SPEC_SKIP] if spec else []
+
+
 def _runs_with_server_select() -> str:
     launch = ", ".join(f"l.{c} AS server_{c}" for c in _server_columns())
-    return ("SELECT r.*" + (f", {launch}" if launch else "") +
-            "\nFROM serving_runs r LEFT JOIN server_launches l ON l.id = r.launch_id")
+    spec = _spec_columns()
+    if not spec:
+        return ("SELECT r.*" + (f", {launch}" if launch else "") +
+                "\nFROM serving_runs r LEFT JOIN server_launches l ON l.id = r.launch_id")
+    stage = {c for c in spec if c.endswith("_time_ms") or c == "proposal_time_per_token_ms"}
+    picked = ", ".join(f"{'st' if c in stage else 'sd'}.{c} AS spec_{c}" for c in spec)
+    # The engine's own count wins over the launch's argument; both stay visible.
+    observed = ("COALESCE(sd.num_speculative_tokens, l.num_speculative_tokens) "
+                "AS num_speculative_tokens")
+    return (f"SELECT r.*, {launch}, {picked}, {observed}"
+            "\nFROM serving_runs r LEFT JOIN server_launches l ON l.id = r.launch_id"
+            f"\nLEFT JOIN spec_decode_metrics sd ON sd.id = {SPEC_LAST.format('!=')}"
+            f"\nLEFT JOIN spec_decode_metrics st ON st.id = {SPEC_LAST.format('=')}")
 
 
 def _runs_with_server_columns() -> dict[str, ColumnDoc]:
@@ -95,6 +118,15 @@ def _runs_with_server_columns() -> dict[str, ColumnDoc]:
     for c in _server_columns():
         doc = _doc(launches, c)
         out[f"server_{c}"] = ColumnDoc(f"Server launch: {doc.description}", doc.unit)
+    spec = _model("spec_decode_metrics")
+    for c in _spec_columns():
+        doc = _doc(spec, c)
+        out[f"spec_{c}"] = ColumnDoc(f"Speculative decoding (last line before the run): "
+                                     f"{doc.description}", doc.unit)
+    if spec:
+        out["num_speculative_tokens"] = ColumnDoc(
+            "Speculative tokens per step: what the engine reported for this run, else what "
+            "the launch asked for (server_num_speculative_tokens).")
     return out
 
 
@@ -103,7 +135,8 @@ VIEWS: tuple[View, ...] = (
                     "side (from latency_stats); null where a stat was not printed.",
          ("serving_runs", "latency_stats"), _latency_select, _latency_columns),
     View("runs_with_server", "Serving runs joined to the server launch they ran against "
-                             "(server_* columns come from server_launches).",
+                             "(server_* columns come from server_launches) and to the "
+                             "speculative-decoding lines logged for them (spec_*).",
          ("serving_runs", "server_launches"), _runs_with_server_select,
          _runs_with_server_columns),
 )
