@@ -27,5 +27,10 @@ demo: install
 bench: install
 	$(PY) bench/ingest_speed.py
 
+# Real llama-bench / vLLM runs of tests/contract/matrix.toml (heavy: GBs under .contract/, not
+# part of `make test`); `make contract VERSIONS=llama.cpp-0.3.36` runs one version.
+contract: install
+	$(PY) tests/contract/run.py $(VERSIONS)
+
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache $(DEMO_DB)
