@@ -341,10 +341,12 @@ FORMAT = LineFormat(
     upstream=("vllm 0.4 – 0.11 (V0 and V1 engines)",),
     markers=("vLLM API server", "args: ", "LLM engine", "blocks:", "KV cache size:",
              "Maximum concurrency for", "took", "Graph capturing", "startup complete"),
+    # Each phrase with the start of its value, so prose that names a line is not read as one.
     pattern=re.compile(
-        r"vLLM API server version|\bargs: (?:Namespace\(|\{)|Initializing an?(?: V\d)? LLM engine"
-        r"|#\s*\w+ blocks:|\w+ KV cache size:|^(?:.*\]\s*)?Maximum concurrency for \S+ tokens"
-        r"|Loading model weights took|Model loading took|Loading weights took|init engine\b.*took"
-        r"|Graph capturing finished|Starting vLLM API server|Application startup complete"),
+        r"vLLM API server version \S|\bargs: (?:Namespace\(|\{)"
+        r"|Initializing an?(?: V\d)? LLM engine \(|#\s*\w+ blocks: \d|\w+ KV cache size: \d"
+        r"|^(?:.*\]\s*)?Maximum concurrency for \d"
+        r"|(?:Loading model weights|Model loading|Loading weights) took \d|init engine\b.*took \d"
+        r"|Graph capturing finished in \d|Starting vLLM API server|Application startup complete"),
     build=build,
 )
