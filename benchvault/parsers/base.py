@@ -45,10 +45,12 @@ class Context:
     namespace: Seen | None = None
     printed: dict[str, str] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
+    caption: str | None = None       # last heading or bold-only paragraph line (a table's title)
+    fenced: bool = False             # inside a ``` code fence
 
     def snapshot(self) -> "Context":
         return Context(self.path, list(self.section), self.label, dict(self.commands),
-                       self.namespace, dict(self.printed), self.tags)
+                       self.namespace, dict(self.printed), self.tags, self.caption, self.fenced)
 
     @property
     def section_text(self) -> str | None:
@@ -121,6 +123,13 @@ class BlockFormat:
     # ``trailer_gap`` blank lines: it and the blanks join the block.
     trailer: re.Pattern[str] | None = None
     trailer_gap: int = 2
+    # False: a line this format could start on continues an open block of it (a table's
+    # rows all look like its first row) and never cuts another format's block that
+    # continues with the line.
+    restarts: bool = True
+    # False: the block is not the run the context (label, command, Namespace) was for,
+    # so it leaves that context to the next block (a published table).
+    consumes: bool = True
 
     def starts(self, line: str) -> bool:
         return self.marker in line and self.start.search(line) is not None

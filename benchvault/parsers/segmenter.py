@@ -23,6 +23,8 @@ COMMENT_RE = re.compile(r"^\s*#+\s+(.*\S)\s*$")  # `#Input tokens: N` (SGLang) i
 HTML_TAG_RE = re.compile(r"<[^>]+>")
 MARKDOWN_EMPHASIS_RE = re.compile(r"(\*\*|__|`)")
 ENTITY_RE = re.compile(r"&#x?[0-9a-fA-F]+;|&nbsp;")
+# A paragraph that is one bold phrase (`**4.1.1 Qwen-1.5B - 2048 context ...**&#x20;`): a title.
+BOLD_LINE_RE = re.compile(r"^\s*(\*\*|__)(?P<text>(?:(?!\1).)+)\1[\s:.]*(?:&#x20;|&nbsp;)?\s*$")
 # Lines that start something new, so they never continue a wrapped command.
 NOT_CONTINUATION_RE = re.compile(
     r"^(?:Namespace\(|=|-{3,}|#|INFO|WARNING|DEBUG|ERROR|\(|\[|\||`{3}|~{3}|\d+%\||Running\b)")
@@ -151,6 +153,7 @@ class Segmenter:
             self.ctx.section.pop()
         self.heading_levels.append(level)
         self.ctx.section.append(text)
+        self.ctx.caption = text
         self.ctx.commands = {k: s for k, s in self.ctx.commands.items() if s.section_depth < level}
         self.ctx.label = None
         self.ctx.namespace = None
@@ -171,12 +174,16 @@ class Segmenter:
     def _context_line(self, start: int, text: str) -> None:
         if FENCE_RE.match(text):
             self.in_fence = not self.in_fence
+            self.ctx.fenced = self.in_fence
             return
         if self.markdown and not self.in_fence:
             heading = HEADING_RE.match(text)
             if heading:
                 self._heading(len(heading.group(1)), heading.group(2))
                 return
+            bold = BOLD_LINE_RE.match(text)
+            if bold:
+                self.ctx.caption = re.sub(r"\s+", " ", ENTITY_RE.sub(" ", bold.group("text"))).strip()
         if self._is_command(text):
             for kind, pattern in self.commands.items():
                 if pattern.search(text):
@@ -201,7 +208,9 @@ class Segmenter:
                 self.ctx.printed[match.group(1)] = match.group(2).strip()
                 return
 
-    def _consume(self) -> None:
+    def _consume(self, fmt: BlockFormat | None = None) -> None:
+        if fmt is not None and not fmt.consumes:
+            return          # a published table leaves the run's context to the run
         self.ctx.label = None
         self.ctx.namespace = None
         self.ctx.printed = {}
@@ -223,10 +232,14 @@ class Segmenter:
                     block.complete = True
                     yield block
                     block = None
-                    self._consume()
+                    self._consume(fmt)
                     continue
+                # A format that does not restart itself (a generic `|` table) does not cut
+                # another open block that continues with the line (a llama-bench table's rows).
+                own = fmt.end is None and fmt.continues is not None and fmt.continues(text)
                 cut = (FENCE_RE.match(text) or len(block.lines) >= fmt.max_lines
-                       or any(f.starts(text) for f in self.formats))
+                       or any(f.starts(text) for f in self.formats
+                              if (f is not fmt or fmt.restarts) and (f.restarts or not own)))
                 if fmt.end is None and not cut and fmt.continues is not None and fmt.continues(text):
                     block.lines.append(text)
                     block.line_end = end
@@ -237,7 +250,7 @@ class Segmenter:
                 elif fmt.end is None:
                     block.complete = True
                     yield block
-                    self._consume()
+                    self._consume(fmt)
                 elif cut:
                     yield Truncated(fmt, block.lines, block.line_start, block.line_end)
                 else:
@@ -254,13 +267,19 @@ class Segmenter:
                     ended.lines.extend([*gap, text])
                     ended.line_end = end
                 yield ended
-                self._consume()
+                self._consume(ended.format)
                 ended = None
                 if trailer:
                     continue
             started = next((f for f in self.formats if f.starts(text)), None)
             if started is not None:
                 block = Block(started, [text], start, end, False, self.ctx.snapshot())
+                if started.end is not None and started.end.match(text):
+                    # The whole block on one line (an HTML <table>...</table>).
+                    block.complete = True
+                    yield block
+                    block = None
+                    self._consume(started)
                 continue
             self._context_line(start, text)
             for fmt in self.line_formats:

@@ -1,0 +1,118 @@
+"""HTML ``<table>`` result tables → ``published_tables`` + ``published_results``.
+
+Reports exported from GitBook and similar tools publish results as HTML tables, often each on
+one long line, with the caption just before: a ``####`` heading or a bold paragraph line such
+as ``**4.1.1 Qwen-1.5B - 2048 context length @10req at a time for 100 total requests**``
+(seed ``multi-gpu_report_pp-vs-tp.md``).  Example::
+
+    <table><thead><tr><th>Preset</th><th>Prompt TPS</th><th>Avg Latency (s)</th></tr></thead>
+    <tbody><tr><td>H100X1</td><td>45.74</td><td>6.95</td></tr></tbody></table>
+
+gives cells (H100X1, Prompt TPS, 45.74, tok/s) and (H100X1, Avg Latency (s), 6.95, s).  The
+header is the ``<thead>`` row, else the first row of ``<th>`` cells, else the first row.  Tables
+in code fences and tables without a number are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import LarkError
+
+from .base import Block, BlockFormat, Parsed, Problem
+from .tablecells import cell_text, table_rows
+
+
+@v_args(inline=True)
+class TagsToRows(Transformer):
+    """Tree → (caption, [(row is in <thead>, all cells are <th>, [cell texts])])."""
+
+    @staticmethod
+    def _text(tokens) -> str:
+        return " ".join(str(t) for t in tokens if isinstance(t, Token) and t.type == "TEXT")
+
+    def header_cell(self, *tokens):
+        return ("th", self._text(tokens))
+
+    def data_cell(self, *tokens):
+        return ("td", self._text(tokens))
+
+    def row(self, _open, *items):
+        cells = [c for c in items if isinstance(c, tuple)]
+        return ("row", False, all(kind == "th" for kind, _ in cells) and bool(cells),
+                [text for _, text in cells])
+
+    def head(self, _open, *items):
+        return [("row", True, th, cells) for _, _, th, cells in
+                (i for i in items if isinstance(i, tuple))]
+
+    def body(self, _open, *items):
+        return [i for i in items if isinstance(i, tuple)]
+
+    foot = body
+
+    def colgroup(self, *_tokens):
+        return []
+
+    def caption(self, _open, *tokens):
+        return ("caption", self._text(tokens))
+
+    def start(self, _open, *items):
+        caption, rows = None, []
+        for item in items:
+            if isinstance(item, list):
+                rows.extend(item)
+            elif isinstance(item, tuple) and item[0] == "caption":
+                caption = item[1]
+            elif isinstance(item, tuple) and item[0] == "row":
+                rows.append(item)
+        return caption, rows
+
+
+@lru_cache(maxsize=None)
+def _parser() -> Lark:
+    return Lark.open("published_html.lark", rel_to=__file__, parser="lalr",
+                     transformer=TagsToRows())
+
+
+def build(block: Block) -> list[Parsed | Problem]:
+    if block.context.fenced:
+        return []
+    text = block.text
+    start = text.lower().find("<table")
+    end = text.lower().rfind("</table")
+    try:
+        caption, rows = _parser().parse(text[start:text.index(">", end) + 1])
+    except (LarkError, ValueError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return [Problem(block.line_start, f"cannot read HTML table: {reason}", text[:4000])]
+    if not rows:
+        return []
+    header_at = next((i for i, r in enumerate(rows) if r[1]), None)
+    if header_at is None:
+        header_at = 0 if rows[0][2] else None
+    if header_at is None:
+        header = [f"column {i + 1}" for i in range(max(len(r[3]) for r in rows))]
+        body = [r[3] for r in rows]
+    else:
+        header = rows[header_at][3]
+        body = [r[3] for i, r in enumerate(rows) if i != header_at and not r[1]]
+    return table_rows(block, FORMAT.name, header, body,
+                      caption=cell_text(caption) if caption else None)
+
+
+FORMAT = BlockFormat(
+    name="published_html",
+    table="published_results",
+    description="HTML <table> results in reports and notes (outside code fences), one row "
+                "per cell.",
+    upstream=("HTML tables in exported reports (GitBook, Notion, Confluence)",),
+    marker="<table",
+    start=re.compile(r"^\s*(?:<[^>]+>\s*)*<table\b", re.I),
+    end=re.compile(r".*</table\s*>", re.I),
+    max_lines=20_000,
+    build=build,
+    consumes=False,
+)

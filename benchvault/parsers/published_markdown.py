@@ -1,0 +1,107 @@
+"""Markdown pipe tables of published results → ``published_tables`` + ``published_results``.
+
+Reports and notes publish results as GFM tables (the strix-halo seed's hand-made comparison
+tables, a report's preset table).  A table is a header row, a delimiter row (`|---|:--:|`) and
+body rows; it is kept when at least one body cell is a number, and never when it sits inside a
+code fence (pasted tool output lives there) or when another format reads it (llama-bench's
+`| model | size | ... | t/s |` table belongs to ``llama_bench``).  Example::
+
+    #### c=1 Comparison
+    | Backend   | Model/Quant      | Duration (s) | Req/s |
+    |-----------|------------------|--------------|-------|
+    | vLLM      | Llama-2-7b (FP16)| 1295.40      | 0.05  |
+
+gives cells (vLLM, Duration (s), 1295.40, s), (vLLM, Req/s, 0.05, req/s), ... captioned
+"c=1 Comparison".
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from lark import Lark, Transformer
+from lark.exceptions import LarkError, UnexpectedInput
+
+from . import block_formats
+from .base import Block, BlockFormat, Parsed, Problem
+from .tablecells import claimed_by_other_format, table_rows
+
+
+class RowsToCells(Transformer):
+    """Tree → (header cells, [body row cells])."""
+
+    @staticmethod
+    def _split(tokens) -> list[str]:
+        cells, current, seen_text = [], "", False
+        for token in tokens:
+            if token.type == "PIPE":
+                if seen_text or cells or current:
+                    cells.append(current)
+                current, seen_text = "", True
+            else:
+                current += str(token)
+        if current.strip():
+            cells.append(current)
+        # A row that starts with a pipe has no cell before it.
+        return cells
+
+    def header_row(self, tokens):
+        return ("header", self._split(tokens))
+
+    def body_row(self, tokens):
+        return ("body", self._split(tokens))
+
+    def delimiter_row(self, _tokens):
+        return ("delimiter", None)
+
+    def start(self, items):
+        header = next(cells for kind, cells in items if kind == "header")
+        body = [cells for kind, cells in items if kind == "body"]
+        return header, body
+
+
+@lru_cache(maxsize=None)
+def _parser() -> Lark:
+    return Lark.open("published_markdown.lark", rel_to=__file__, parser="lalr",
+                     transformer=RowsToCells())
+
+
+def build(block: Block) -> list[Parsed | Problem]:
+    if block.context.fenced or len(block.lines) < 2:
+        return []
+    if claimed_by_other_format(block.lines[0], FORMAT, block_formats()):
+        return []
+    try:
+        header, body = _parser().parse(block.text)
+    except UnexpectedInput as exc:
+        line = getattr(exc, "line", None) or 1
+        if line <= 2:
+            return []           # no delimiter row: pipes, but not a table
+        return [Problem(block.line_start + line - 1, f"unexpected line in table "
+                        f"(line {line} of it)", block.text)]
+    except LarkError as exc:
+        return [Problem(block.line_start, f"cannot read table: {exc}", block.text)]
+    return table_rows(block, FORMAT.name, header, body)
+
+
+def continues(line: str) -> bool:
+    return line.lstrip().startswith("|")
+
+
+FORMAT = BlockFormat(
+    name="published_markdown",
+    table="published_results",
+    description="Markdown pipe tables of results in reports and notes (outside code fences), "
+                "one row per cell.",
+    upstream=("GitHub-flavoured markdown tables, hand-made or exported by report tools",),
+    marker="|",
+    # a header: at least two cells with text, each closed by a pipe
+    start=re.compile(r"^\s*\|(?:\s*[^|\s][^|]*\|){2}"),
+    end=None,
+    max_lines=20_000,
+    build=build,
+    consumes=False,
+    continues=continues,
+    restarts=False,
+)

@@ -1,0 +1,98 @@
+"""What a published result table's cells and headers mean: numbers, units, long-form rows.
+
+Shared by the markdown and HTML table formats (``published_markdown``, ``published_html``): both
+grammars give a header and body rows of cell texts; this module turns them into one
+``published_tables`` row and one ``published_results`` row per cell.
+
+    | Preset | Prompt TPS | Avg Latency (s) | Errors |     →  (H100X1, Prompt TPS, 45.74, tok/s)
+    | H100X1 | 45.74      | 6.95            | 0      |        (H100X1, Avg Latency (s), 6.95, s)
+                                                               (H100X1, Errors, 0, None)
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Iterable
+
+from ..schemas.published import PublishedResult, PublishedTable
+from .base import Block, Parsed
+
+MARKUP_RE = re.compile(r"<[^>]+>|\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|`")
+# `45.74`, `-0.6%`, `63.0 GB`, `13.5GB`, `1,234.5`, `~25.9%`, `878.31 ± 4.11`
+NUMBER_CELL_RE = re.compile(
+    r"^[~≈]?\s*(?P<number>[-+−]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.?\d+(?:[eE][-+]?\d+)?))"
+    r"\s*(?P<unit>%|[A-Za-zµ]{1,6}(?:/[A-Za-z]{1,4})?)?"
+    r"\s*(?:(?:±|\+/-|\+-)\s*\d*\.?\d+\s*%?)?$")
+UNIT_WORD_RE = re.compile(r"^(?:%|[A-Za-zµ]{1,5}(?:/[A-Za-z]{1,4})?)$")
+PAREN_RE = re.compile(r"\(([^()]*)\)\s*$")
+# Header words that name a unit when the header has no `(unit)`.
+HEADER_UNITS = (
+    (re.compile(r"\bTPS\b|\btok(?:en)?s?\s*/\s*s(?:ec)?\b|\bt/s\b", re.I), "tok/s"),
+    (re.compile(r"\breq(?:uest)?s?\s*/\s*s(?:ec)?\b|\bRPS\b|\bQPS\b", re.I), "req/s"),
+    (re.compile(r"%|\bpercent\b", re.I), "%"),
+)
+SPACES_RE = re.compile(r"\s+")
+
+
+def cell_text(raw: str) -> str:
+    """A cell as a reader sees it: markup, entities and extra spaces removed."""
+    text = html.unescape(MARKUP_RE.sub("", raw.replace("\\|", "|")))
+    return SPACES_RE.sub(" ", text.replace("\u00a0", " ")).strip()
+
+
+def cell_number(text: str) -> tuple[float | None, str | None]:
+    """(number, unit printed in the cell) or (None, None) when the cell is not a number."""
+    match = NUMBER_CELL_RE.match(text)
+    if match is None:
+        return None, None
+    number = float(match.group("number").replace(",", "").replace("−", "-"))
+    return number, match.group("unit")
+
+
+def header_unit(header: str) -> str | None:
+    """`Avg Latency (s)` → s, `Gen TPS` → tok/s, `Prompt Speedup (%)` → %."""
+    paren = PAREN_RE.search(header)
+    if paren and UNIT_WORD_RE.match(paren.group(1).strip()):
+        return paren.group(1).strip()
+    for pattern, unit in HEADER_UNITS:
+        if pattern.search(header):
+            return unit
+    return None
+
+
+def table_rows(block: Block, fmt: str, header: list[str], body: list[list[str]],
+               caption: str | None = None) -> list[Parsed]:
+    """One published table → its row and long-form cells; [] when no cell holds a number."""
+    header = [cell_text(h) for h in header]
+    units = [header_unit(h) for h in header]
+    context = block.context
+    caption = caption or context.caption or context.label_or_heading
+    cells: list[PublishedResult] = []
+    numeric = False
+    for index, raw_row in enumerate(body):
+        row = [cell_text(c) for c in raw_row]
+        if not any(row):
+            continue
+        key = row[0] if row else None
+        for column, text in enumerate(row[1:], start=1):
+            if column >= len(header) or not text:
+                continue
+            value, cell_unit = cell_number(text)
+            numeric = numeric or value is not None
+            cells.append(PublishedResult(
+                table_index=block.line_start, format=fmt, caption=caption, row_index=index,
+                row_key=key, column_name=header[column] or f"column {column + 1}",
+                value=value, value_text=text,
+                unit=units[column] or (cell_unit if value is not None else None)))
+    if not numeric:
+        return []
+    table = PublishedTable(format=fmt, caption=caption, columns=header, rows=len(body),
+                           section=context.section_text, label=context.label_or_heading,
+                           tags=context.tags or None)
+    return [Parsed(row=table, children=cells)]
+
+
+def claimed_by_other_format(line: str, me: object, formats: Iterable[object]) -> bool:
+    """A table another format reads (a llama-bench table) is never a published table."""
+    return any(f is not me and f.starts(line) for f in formats)
