@@ -347,6 +347,7 @@ FORMAT = LineFormat(
         r"|Initializing an?(?: V\d)? LLM engine \(|#\s*\w+ blocks: \d|\w+ KV cache size: \d"
         r"|^(?:.*\]\s*)?Maximum concurrency for \d"
         r"|(?:Loading model weights|Model loading|Loading weights) took \d|init engine\b.*took \d"
-        r"|Graph capturing finished in \d|Starting vLLM API server|Application startup complete"),
+        r"|Graph capturing finished in \d|Starting vLLM API server (?:\d+ )?on \w+://"
+        r"|Application startup complete"),
     build=build,
 )
