@@ -349,6 +349,7 @@ def build(block: Block) -> list[Parsed | Problem]:
 
 
 def continues(line: str) -> bool:
+    """Table rows and `--progress` lines (a second table's header starts a new block)."""
     stripped = line.lstrip()
     return stripped.startswith("|") or stripped.startswith("llama-bench:")
 
