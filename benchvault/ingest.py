@@ -224,8 +224,8 @@ def _existing(db: sqlite_utils.Database, abspath: str) -> dict | None:
 
 def _write_rows(db: sqlite_utils.Database, source_id: int, items: Iterable[Parsed | Warning_],
                 result: FileResult) -> None:
-    children = []
-    linker = Linker(db, source_id)
+    writer = store.BatchWriter(db)
+    linker = Linker(db, source_id, flush=writer.flush)
     for item in items:
         if isinstance(item, Warning_):
             result.warnings.append(item)
@@ -237,19 +237,16 @@ def _write_rows(db: sqlite_utils.Database, source_id: int, items: Iterable[Parse
         if "source_id" in type(row).model_fields:
             row.source_id = source_id
         linker.before_insert(row)
-        row_id = store.insert(db, row)
+        row_id = writer.add(row)
         linker.after_insert(row, row_id)
         result.counts[row.__table__] = result.counts.get(row.__table__, 0) + 1
         for child in item.children:
             for column, target, _ in child.__foreign_keys__:
                 if target == row.__table__:
                     setattr(child, column, row_id)
-            children.append(child)
+            writer.add(child)
             result.counts[child.__table__] = result.counts.get(child.__table__, 0) + 1
-        if len(children) >= INSERT_BATCH:
-            store.insert_many(db, children)
-            children = []
-    store.insert_many(db, children)
+    writer.flush()
     if linker.launch_count:
         result.counts["server_launches"] = linker.launch_count
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import sqlite_utils
 
@@ -48,8 +48,10 @@ class Launch:
 
 
 class Linker:
-    def __init__(self, db: sqlite_utils.Database, source_id: int):
-        self.db, self.source_id = db, source_id
+    def __init__(self, db: sqlite_utils.Database, source_id: int,
+                 flush: "Callable[[], None]" = lambda: None):
+        # ``flush`` writes rows still buffered by ingest, before an UPDATE that must see them.
+        self.db, self.source_id, self.flush = db, source_id, flush
         self.launches: list[Launch] = []
         self.pending_spec: list[tuple[int, str | None]] = []   # (row id, section)
 
@@ -127,6 +129,7 @@ class Linker:
         elif table == "serving_runs":
             mine = [i for i, section in self.pending_spec if section == row.section]
             if mine:
+                self.flush()
                 marks = ", ".join("?" * len(mine))
                 self.db.execute(f"UPDATE spec_decode_metrics SET run_id = ? WHERE id IN ({marks})",
                                 [row_id, *mine])

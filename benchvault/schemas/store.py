@@ -146,6 +146,45 @@ def insert_many(db: sqlite_utils.Database, rows: Iterable[Row]) -> None:
         db[table].insert_all(records, batch_size=500)
 
 
+class BatchWriter:
+    """Inserts rows in batches, parents before children, inside the caller's transaction.
+
+    Ids are assigned here (max(id) + 1 onwards) so a child can point at its parent before
+    either is written; that is safe because the caller holds the write lock (BEGIN IMMEDIATE).
+    """
+
+    def __init__(self, db: sqlite_utils.Database, batch_rows: int = 2000):
+        self.db = db
+        self.batch_rows = batch_rows
+        self.pending: dict[str, list[dict[str, Any]]] = {}
+        self.next_id: dict[str, int] = {}
+        self.count = 0
+        self.order = [m.__table__ for m in row_models()]
+
+    def add(self, row: Row) -> int | None:
+        table = row.__table__
+        if "id" in type(row).model_fields and row.id is None:
+            if table not in self.next_id:
+                top = self.db.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
+                self.next_id[table] = top + 1
+            row.id = self.next_id[table]
+            self.next_id[table] += 1
+        self.pending.setdefault(table, []).append(to_record(row))
+        self.count += 1
+        if self.count >= self.batch_rows:
+            self.flush()
+        return getattr(row, "id", None)
+
+    def flush(self) -> None:
+        for table in sorted(self.pending, key=lambda t: self.order.index(t)
+                            if t in self.order else len(self.order)):
+            records = self.pending[table]
+            if records:
+                self.db[table].insert_all(records, batch_size=500)
+        self.pending = {}
+        self.count = 0
+
+
 def delete_source(db: sqlite_utils.Database, source_id: int) -> None:
     """Remove a source and every row read from it, children before parents."""
     for model in reversed(row_models()):
