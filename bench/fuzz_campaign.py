@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 
 from benchvault.ingest import ingest_file, parse_file  # noqa: E402
 from benchvault.schemas.store import connect  # noqa: E402
-from fuzzing import mutated  # noqa: E402
+from fuzzing import mutated, mutated_excerpt  # noqa: E402
 
 CRASHES = ROOT / "bench" / "data" / "crashes"
 
@@ -31,6 +31,8 @@ CRASHES = ROOT / "bench" / "data" / "crashes"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inputs", type=int, default=100_000)
+    parser.add_argument("--whole-files", action="store_true",
+                        help="mutate whole fixtures (slower) instead of windows of them")
     args = parser.parse_args()
     tried = crashes = rows = warnings = 0
     start = time.time()
@@ -41,7 +43,7 @@ def main() -> None:
 
     @settings(max_examples=args.inputs, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
-    @given(data=mutated())
+    @given(data=mutated() if args.whole_files else mutated_excerpt())
     def one(data: bytes) -> None:
         nonlocal tried, crashes, rows, warnings
         tried += 1

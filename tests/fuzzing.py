@@ -33,6 +33,17 @@ def mutated(draw) -> bytes:
     return data
 
 
+@st.composite
+def mutated_excerpt(draw) -> bytes:
+    """Like ``mutated`` but over a window of at most 150 lines: cheap enough for 100k inputs."""
+    lines = _lines(draw(st.sampled_from(CORPUS)).read_bytes())
+    start = draw(st.integers(0, max(len(lines) - 1, 0)))
+    data = b"\n".join(lines[start:start + draw(st.integers(1, 150))])
+    for _ in range(draw(st.integers(1, 4))):
+        data = draw(st.sampled_from(MUTATIONS))(draw, data)
+    return data
+
+
 def drop_lines(draw, data):
     lines = _lines(data)
     i = draw(st.integers(0, max(len(lines) - 1, 0)))
