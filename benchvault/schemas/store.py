@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
 import types
 import typing
@@ -13,6 +12,7 @@ from typing import Any, Iterable, Union
 import sqlite_utils
 
 from . import models
+from ..parsers.pyliteral import json_safe
 from .models import Row
 
 BUSY_TIMEOUT_MS = 600_000  # concurrent ingests wait for each other's per-file transactions
@@ -118,20 +118,9 @@ def to_record(row: Row) -> dict[str, Any]:
     record = {}
     for name, value in row.model_dump().items():
         if isinstance(value, (dict, list)):
-            value = json.dumps(_json_safe(value), default=str)
+            value = json.dumps(json_safe(value), default=str)
         record[name] = value
     return record
-
-
-def _json_safe(value: Any) -> Any:
-    """JSON has no inf/nan: store them as the strings Python prints."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_safe(v) for v in value]
-    return value
 
 
 def insert(db: sqlite_utils.Database, row: Row) -> int:
