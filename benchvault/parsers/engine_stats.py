@@ -20,26 +20,19 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from lark import Lark, Transformer, Tree, v_args
-from lark.exceptions import LarkError, UnexpectedInput
+from lark import Lark, v_args
 
 from ..schemas.server import EngineStat
-from .base import BlockParseError, Context, LineFormat, Parsed
+from . import grammar
+from .base import Context, LineFormat, Parsed
+from .grammar import ColumnTransformer, flatten
 from .vllm_server_log import split_log_line
 
 INT_COLUMNS = {"running", "swapped", "waiting", "engine_index"}
 
 
-def flat(items) -> list:
-    """Items with lark's helper-rule trees (`_item`, `_items`) opened up."""
-    out = []
-    for item in items:
-        out.extend(flat(item.children) if isinstance(item, Tree) else [item])
-    return out
-
-
 @v_args(inline=True)
-class LineToColumns(Transformer):
+class LineToColumns(ColumnTransformer):
     """Tree → ({column: value}, {unknown label: value})."""
 
     def start(self, line):
@@ -50,7 +43,7 @@ class LineToColumns(Transformer):
                 "cpu_prefix_cache_hit_rate_pct": float(cpu)}, {}
 
     def stats(self, *items):
-        items = flat(items)
+        items = list(flatten(items))
         columns = {k: v for k, v in items if k != "other"}
         extra = dict(v for k, v in items if k == "other")
         return columns, extra
@@ -61,13 +54,9 @@ class LineToColumns(Transformer):
     def other(self, label, value, *_unit):
         return "other", (str(label).rstrip(":").strip(), float(value))
 
-    def __default__(self, data, children, meta):
-        if data.startswith("_"):
-            # lark's helper rules (`_item`, `_items`) run here too when the transformer runs
-            # inside the parser: lark inlines the tree into the rule above.
-            return Tree(data, children)
+    def column(self, name, children):
         # Every other rule is named after its column: LABEL NUMBER [unit].
-        return str(data), float(children[1])
+        return name, float(children[1])
 
 
 @lru_cache(maxsize=None)
@@ -77,14 +66,7 @@ def _parser() -> Lark:
 
 
 def parse_message(message: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    try:
-        return _parser().parse(message)
-    except UnexpectedInput as exc:
-        column = getattr(exc, "column", None)
-        raise BlockParseError(f"unrecognised engine stats line (at column {column}): "
-                              f"{message[:120]!r}") from None
-    except LarkError as exc:
-        raise BlockParseError(f"cannot read engine stats line: {exc}") from None
+    return grammar.parse(_parser(), message, "engine stats line")
 
 
 def build(line: int, text: str, context: Context) -> Parsed:

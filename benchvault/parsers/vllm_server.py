@@ -26,8 +26,8 @@ from functools import lru_cache
 from typing import Any
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import LarkError, UnexpectedInput
 
+from . import grammar
 from .base import BlockParseError, Context, Facts, LineFormat
 from .pyliteral import ReprParseError, json_safe, parse_namespace, parse_value
 from .vllm_server_log import LogTime, seconds_between, split_log_line
@@ -147,14 +147,7 @@ def _parser() -> Lark:
 
 
 def parse_message(message: str) -> tuple[str, dict[str, Any]]:
-    try:
-        return _parser().parse(message)
-    except UnexpectedInput as exc:
-        column = getattr(exc, "column", None)
-        raise BlockParseError(f"unrecognised server start-up line (at column {column}): "
-                              f"{message[:120]!r}") from None
-    except LarkError as exc:
-        raise BlockParseError(f"cannot read server start-up line: {exc}") from None
+    return grammar.parse(_parser(), message, "server start-up line")
 
 
 def build(line: int, text: str, context: Context) -> Facts:

@@ -24,11 +24,12 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from lark import Lark, Token, Transformer, Tree, v_args
-from lark.exceptions import LarkError, UnexpectedInput
+from lark import Lark, Token, v_args
 
-from ..schemas.models import LATENCY_COLUMN_STATS, LatencyStat, ServingRun
+from ..schemas.models import LatencyStat, ServingRun
+from . import grammar
 from .base import Block, BlockFormat, BlockParseError, Parsed
+from .grammar import ColumnTransformer, flatten
 from .runcontext import BENCH_COMMANDS, serving_context
 
 # Printed metric names → the names vLLM's save-result keys use (`p99_{name}_ms`).
@@ -63,11 +64,12 @@ def to_number(text: str | None, kind: type) -> int | float | None:
 
 
 @v_args(inline=True)
-class BlockToFields(Transformer):
+class BlockToFields(ColumnTransformer):
     """Tree → list of (kind, payload, line) items; numbers are converted by ``build``."""
 
     def start(self, *items):
-        return list(_flatten(items))
+        # HEADER and FOOTER tokens carry nothing: keep the (kind, payload, line) items
+        return [item for item in flatten(items) if isinstance(item, tuple)]
 
     def value(self, tok: Token | None = None):
         return str(tok).strip() if tok is not None else None
@@ -81,21 +83,10 @@ class BlockToFields(Transformer):
     def other(self, label: Token, value):
         return ("other", (str(label).rstrip(":").strip(), value), label.line)
 
-    def __default__(self, data, children, meta):
-        if data == "item" or data.startswith("_"):
-            # lark's own helper rules (`_line*` repetition, the alternatives wrapper)
-            return Tree(data, children)
-        # Every other rule is named after its column: (column, printed value, line).
+    def column(self, name, children):
+        # (column, printed value, line) for the rules named after their column
         label = children[0]
-        return ("field", (str(data), children[1] if len(children) > 1 else None), label.line)
-
-
-def _flatten(items):
-    for item in items:
-        if isinstance(item, tuple):
-            yield item
-        elif isinstance(item, Tree):
-            yield from _flatten(item.children)
+        return ("field", (name, children[1] if len(children) > 1 else None), label.line)
 
 
 @lru_cache(maxsize=None)
@@ -107,14 +98,8 @@ def _parser() -> Lark:
 
 def parse_block(text: str) -> list[tuple[str, Any, int]]:
     """The block's items in order; raises BlockParseError naming the line within the block."""
-    try:
-        return _parser().parse(text if text.endswith("\n") else text + "\n")
-    except UnexpectedInput as exc:
-        line = getattr(exc, "line", None)
-        bad = text.splitlines()[line - 1] if line and 0 < line <= len(text.splitlines()) else ""
-        raise BlockParseError(f"unexpected line in result block: {bad.strip()!r}", line) from None
-    except LarkError as exc:
-        raise BlockParseError(f"cannot read result block: {exc}") from None
+    return grammar.parse(_parser(), text if text.endswith("\n") else text + "\n",
+                         "result block")
 
 
 def metric_key(printed: str) -> str:

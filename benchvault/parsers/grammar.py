@@ -1,0 +1,53 @@
+"""Plumbing every format's lark grammar shares: the in-parser transformer base and the one way
+a parse failure becomes a :class:`BlockParseError` that names the line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lark import Lark, Transformer, Tree
+from lark.exceptions import LarkError, UnexpectedInput
+
+from .base import BlockParseError
+
+
+class ColumnTransformer(Transformer):
+    """Base for transformers that run inside the LALR parser (no parse tree is built).
+
+    lark's own helper rules (``_item``, ``__start_star_0``) reach ``__default__`` there; they are
+    handed back as Trees for lark to inline.  Every other rule without a method is named after
+    its column and goes to :meth:`column`.
+    """
+
+    def __default__(self, data, children, meta):
+        if data.startswith("_") or data == "item":
+            return Tree(data, children)
+        return self.column(str(data), children)
+
+    def column(self, name: str, children: list[Any]) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def flatten(items):
+    """Results with lark's helper-rule Trees (``_item``, ``_items``) opened up, in order."""
+    for item in items:
+        if isinstance(item, Tree):
+            yield from flatten(item.children)
+        else:
+            yield item
+
+
+def parse(parser: Lark, text: str, what: str) -> Any:
+    """``parser.parse(text)``, or a BlockParseError naming the line (within ``text``) and what
+    was found there: ``unexpected line in <what>: '<that line>'``."""
+    try:
+        return parser.parse(text)
+    except UnexpectedInput as exc:
+        line = getattr(exc, "line", None)
+        lines = text.splitlines()
+        bad = lines[line - 1].strip() if line and 0 < line <= len(lines) else text[:120]
+        column = getattr(exc, "column", None)
+        where = f" (column {column})" if column and column > 0 and len(lines) <= 1 else ""
+        raise BlockParseError(f"unexpected line in {what}{where}: {bad[:200]!r}", line) from None
+    except LarkError as exc:
+        raise BlockParseError(f"cannot read {what}: {exc}") from None
