@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 import types
 import typing
 from pathlib import Path
@@ -73,7 +74,16 @@ def connect(path: str | Path) -> sqlite_utils.Database:
         db.execute("PRAGMA journal_mode=WAL")
     db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     db.execute("PRAGMA foreign_keys=ON")
-    ensure_schema(db)
+    for attempt in range(50):
+        try:
+            ensure_schema(db)  # idempotent: safe to run again
+            break
+        except sqlite3.OperationalError as exc:
+            # Processes creating a new database at once: SQLite answers "locked" without
+            # waiting while the file switches to WAL; wait and try again.
+            if "locked" not in str(exc) or attempt == 49:
+                raise
+            time.sleep(0.02 * (attempt + 1))
     return db
 
 
