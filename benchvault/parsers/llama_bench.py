@@ -41,16 +41,23 @@ from .cmdline import parse_command
 
 # `build/bin/llama-bench -fa 1`, `./llama-bench`, `llama-bench.exe -m x`; not a prose mention
 # (`llama-bench:`), a source path (`tools/llama-bench/llama-bench.cpp`) or `# llama-bench`.
+# A Windows path with a space is quoted: `'W:\llama\llama.cpp rocm\llama-bench.exe' -m ...`.
 COMMANDS = {"llama_bench": re.compile(
     r"(?<![\w.-])(?:[^\s>'\"`]*[/\\]llama-bench(?:\.exe)?(?=\s|$|`)"
+    r"|(?P<q>['\"])[^'\"\n]*[/\\]llama-bench(?:\.exe)?(?P=q)(?=\s|$)"
     r"|llama-bench(?:\.exe)?(?=\s+--?\w))")}
 
-# Lines printed before the table (stderr): device lists, and `build:` when stdout came last.
+# Lines printed before the table (stderr): device lists, and `build:` when stdout came last
+# (in a markdown note it may be in backticks).  Devices: `Device 0: NVIDIA ..., compute
+# capability 8.9`, `ggml_vulkan: 0 = Name (driver) | uma: 0 | ...`, before Feb 2024
+# `ggml_vulkan: Using Name | fp16: 1 | ...`, Metal's `GPU name:`, and debug builds'
+# `register_device: registered device SYCL0 (Intel(R) Arc(TM) ...)` (not `... device CPU`).
 PREAMBLE = re.compile(
-    r"^((?i:ggml_\w+:\s*found)|ggml_vulkan:\s*\d+|Device\s+\d+|(?i:ggml_metal\w*:\s*GPU name)"
+    r"^`?((?i:ggml_\w+:\s*found)|ggml_vulkan:\s*(?:\d+|Using)|Device\s+\d+"
+    r"|(?i:ggml_metal\w*:\s*GPU name)|register_device:\s*registered device\s+[A-Za-z]+\d+"
     r"|build)\s*(?:[:=]\s*|\s)(.+)$")
-TRAILER = re.compile(r"^\s*build:\s*[^\s()]+\s*\(\d+\)\s*$")
-BUILD_RE = re.compile(r"^([^\s()]+)\s*\((\d+)\)$")
+TRAILER = re.compile(r"^\s*`?build:\s*[^\s()`]+\s*\(\d+\)`?\s*$")
+BUILD_RE = re.compile(r"^([^\s()`]+)\s*\((\d+)\)`?$")
 
 # Markdown column → llama-bench JSON field (`markdown_printer::get_field_display_name`).
 COLUMN_FIELDS = {
@@ -59,10 +66,11 @@ COLUMN_FIELDS = {
     "mg": "main_gpu", "nkvo": "no_kv_offload", "fa": "flash_attn", "mmap": "use_mmap",
     "dev": "devices", "ts": "tensor_split", "ot": "tensor_buft_overrides", "embd": "embeddings",
     "nopo": "no_op_offload", "noh": "no_host", "lm": "load_mode", "ncmoe": "n_cpu_moe",
-    "fitt": "fit_target", "fitc": "fit_min_ctx",
+    "fitt": "fit_target", "fitc": "fit_min_ctx", "dio": "use_direct_io", "rpk": "repack",
+    "mmq": "mul_mat_q",
 }
 # Cells read by a start rule of the grammar rather than by their field's type.
-CELL_RULES = {"model_size": "size_value", "model_n_params": "params_value",
+CELL_RULES = {"model_type": "model_value", "model_size": "size_value", "model_n_params": "params_value",
               "test": "test_value", "t/s": "ts_value"}
 # Command-line flags that fill a field the table left out (it printed only non-defaults).
 FLAG_FIELDS = {
@@ -96,25 +104,32 @@ class TableToValues(Transformer):
         return None
 
     def row(self, *tokens: Token):
-        cells: list[str] = []
-        current = None
-        for tok in tokens[1:]:
+        # Cells are what lies between pipes; the outer pipes, when printed, open and close the
+        # row (a clipped paste may lack the closing one, a rendered paste has neither).
+        cells: list[str] = [""]
+        for tok in tokens:
             if tok.type == "PIPE":
-                cells.append(current or "")
-                current = None
+                cells.append("")
             else:
-                current = str(tok).strip()
-        if current is not None:          # no closing `|` (a clipped paste)
-            cells.append(current)
+                cells[-1] = str(tok).strip()
+        if tokens[0].type == "PIPE":
+            cells.pop(0)
+        if tokens[-1].type == "PIPE" and len(cells) > 1:
+            cells.pop()
         return ("row", tokens[0].line, cells)
 
     def progress(self, _tok):
         return None
 
-    def build_line(self, commit: Token, number: Token):
+    def build_line(self, *tokens: Token):
+        commit, number = (t for t in tokens if t.type in ("COMMIT", "BUILD_NUMBER"))
         return ("build", commit.line, str(commit), int(number))
 
     # cell values
+    def model_value(self, arch, label, *rest):
+        ftype = next((str(t).strip() for t in rest if t.type == "MODEL_FTYPE"), None)
+        return {"model_arch": str(arch), "model_size_label": str(label), "model_ftype": ftype}
+
     def size_value(self, number, unit):
         return round(float(number) * SIZE_FACTORS[str(unit)])
 
@@ -162,7 +177,7 @@ def test_name(n_prompt: int | None, n_gen: int | None, n_depth: int | None) -> s
     return name + (f" @ d{n_depth}" if n_depth else "")
 
 
-CELL_SHAPES = {"size_value": "a size like `3.56 GiB`", "params_value": "a count like `6.74 B`",
+CELL_SHAPES = {"model_value": "a model like `llama 7B Q4_0`", "size_value": "a size like `3.56 GiB`", "params_value": "a count like `6.74 B`",
                "ts_value": "`mean ± std`", "test_value": "a test like `pp512`, `tg128`, "
                "`pp512+tg128` or `pp512 @ d4096`"}
 
@@ -200,6 +215,14 @@ def typed(field: str, value: Any) -> Any:
     return value
 
 
+def model_parts(model_type: str | None) -> dict[str, Any]:
+    """arch / size label / ftype of a `llama_model_desc()` string; none when it is not one."""
+    try:
+        return read_cell("model_value", model_type) if model_type else {}
+    except ValueError:
+        return {}
+
+
 def loose(value: str) -> Any:
     """An unknown column's cell: a number when it is one."""
     text = value.strip()
@@ -217,7 +240,9 @@ def row_values(header: list[str], cells: list[str]) -> dict[str, Any]:
     for name, cell in zip(header, cells):
         field = COLUMN_FIELDS.get(name.lower(), name.lower())
         rule = CELL_RULES.get(field)
-        if rule is not None:
+        if field == "model_type":
+            values.update(model_parts(cell), model_type=cell or None)
+        elif rule is not None:
             try:
                 parsed = read_cell(rule, cell)
             except ValueError as exc:
@@ -225,8 +250,8 @@ def row_values(header: list[str], cells: list[str]) -> dict[str, Any]:
             values.update(parsed if isinstance(parsed, dict) else {field: parsed})
         elif field in FIELDS and field not in ("id", "extra", "env"):
             values[field] = typed(field, cell) if cell != "" else None
-        else:
-            extra[name] = loose(cell)
+        else:   # under llama-bench's field name when the header is a known display name
+            extra[field if name.lower() in COLUMN_FIELDS else name] = loose(cell)
     if extra:
         values["extra"] = extra
     return values
@@ -249,14 +274,19 @@ def _device(value: str) -> tuple[str, str | None]:
 
 
 def gpu_context(printed: dict[str, str]) -> dict[str, Any]:
-    devices = []
+    devices, registered = [], []
     for label, value in printed.items():
         number = re.search(r"(\d+)$", label)
         if number and (label.startswith("Device") or label.startswith("ggml_vulkan")):
             devices.append((label.startswith("ggml_vulkan"), int(number.group(1)), value))
+        elif label.startswith("ggml_vulkan") and label.endswith("Using"):  # before Feb 2024
+            devices.append((True, 0, value))
         elif label.lower().startswith("ggml_metal"):
             devices.append((True, 0, value))
-    names = [_device(value) for *_, value in sorted(devices)]
+        elif number and label.startswith("register_device"):
+            registered.append((False, int(number.group(1)), value.strip().removeprefix(
+                "(").removesuffix(")")))
+    names = [_device(value) for *_, value in sorted(devices or registered)]
     out: dict[str, Any] = {}
     if names:
         out["gpu_info"] = ", ".join(name for name, _ in names)
@@ -348,10 +378,15 @@ def build(block: Block) -> list[Parsed | Problem]:
     return out
 
 
+# A row of a table re-pasted from GitHub's rendered view: no outer pipes, cells ` | `-joined.
+RENDERED_ROW = re.compile(r"^[^|]+(?:\s\|\s[^|]*){3,}$")
+
+
 def continues(line: str) -> bool:
     """Table rows and `--progress` lines (a second table's header starts a new block)."""
     stripped = line.lstrip()
-    return stripped.startswith("|") or stripped.startswith("llama-bench:")
+    return (stripped.startswith("|") or stripped.startswith("llama-bench:")
+            or RENDERED_ROW.match(stripped) is not None)
 
 
 FORMAT = BlockFormat(
@@ -359,11 +394,12 @@ FORMAT = BlockFormat(
     table="llama_bench_results",
     description="llama.cpp llama-bench markdown table (any columns), with the device lines, "
                 "command line and `build:` line around it.",
-    upstream=("llama.cpp llama-bench (examples/llama-bench, tools/llama-bench) 2023 – 2025",
+    upstream=("llama.cpp llama-bench (examples/llama-bench, tools/llama-bench) 2023 – 2026",
               "ik_llama.cpp llama-bench"),
     marker="t/s",
-    start=re.compile(r"^(?=\s*\|)(?=.*\|\s*model\s*\|)(?=.*\|\s*test\s*\|)(?=.*\|\s*t/s\s*(?:\||$))",
-                     re.I),
+    # `| model | ... | test | t/s |`, or rendered-and-re-pasted `model | ... | test | t/s`
+    start=re.compile(r"^(?=\s*(?:\|.*)?\|?\s*model\s*\|)(?=.*\|\s*test\s*\|)"
+                     r"(?=.*\|\s*t/s\s*(?:\||$))", re.I),
     end=None,
     max_lines=100_000,
     build=build,

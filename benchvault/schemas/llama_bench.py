@@ -35,6 +35,15 @@ class LlamaBenchResult(Provenance):
     model_filename: str | None = col("Model file (`-m`).", facet=True)
     model_type: str | None = col("Model description (`llama 7B Q4_0`); the markdown `model` "
                                  "column.", facet=True, label="Model")
+    model_arch: str | None = col("Architecture, the first word of model_type (`llama`, "
+                                 "`qwen35moe`).", facet=True)
+    model_size_label: str | None = col("Size class llama.cpp names the model by, the second word "
+                                       "of model_type (`7B`, `?B` unknown, `35B.A3B` MoE).",
+                                       facet=True)
+    model_ftype: str | None = col("Quantization (file type) from model_type (`Q4_0`, `Q4_K - "
+                                  "Medium`), without 2023's `mostly `/`all ` prefix or a "
+                                  "`(guessed)` mark, so builds compare.", facet=True,
+                                  label="Quant")
     model_size: int | None = col("Model size (the markdown `3.56 GiB`, converted).", "bytes")
     model_n_params: int | None = col("Model parameters (the markdown `6.74 B`, converted).",
                                      "parameters")
@@ -59,10 +68,18 @@ class LlamaBenchResult(Provenance):
     tensor_split: str | None = col("Tensor split between GPUs (`-ts`), `/`-separated.")
     tensor_buft_overrides: str | None = col("Tensor buffer-type overrides (`-ot`).")
     use_mmap: bool | None = col("Model memory-mapped (`-mmp`; older builds).")
-    load_mode: str | None = col("How the model was loaded (`-lm`; newer builds).")
+    use_direct_io: bool | None = col("Model read with direct I/O (`-dio`; the markdown `dio`).")
+    load_mode: str | None = col("How the model was loaded (`-lm`, markdown `lm`; 2026 builds: "
+                                "auto, none, mmap, mlock, mmap+mlock, dio).")
+    lazy_mode: str | None = col("Lazy loading (`lazy_mode`: on, auto, off; 2026 builds).")
     embeddings: bool | None = col("Embeddings mode (`-embd`).")
     no_op_offload: int | None = col("Op offload disabled (`-nopo`).")
     no_host: bool | None = col("Host buffer disabled (`--no-host`).")
+    repack: bool | None = col("Weights repacked for the CPU (`repack`, markdown `rpk`).")
+    fit_target: int | None = col("`-fitt` target of fitting the model to device memory "
+                                 "(markdown `fitt`).")
+    fit_min_ctx: int | None = col("`-fitc` smallest context fitting may choose (markdown "
+                                  "`fitc`).", "tokens")
     n_prompt: int | None = col("Prompt tokens processed (`pp512` → 512).", "tokens", facet=True)
     n_gen: int | None = col("Tokens generated (`tg128` → 128).", "tokens", facet=True)
     n_depth: int | None = col("Context depth before the test (`@ d4096` → 4096).", "tokens",
