@@ -1,0 +1,200 @@
+"""Saved serving-benchmark result files (vLLM ``--save-result``, SGLang ``--output-file``) → rows.
+
+Upstream writers: vLLM ``benchmarks/benchmark_serving.py`` and ``vllm/benchmarks/serve.py``
+(``json.dump(result_json)``, one object; ``--append-result`` adds one more per line), SGLang
+``bench_serving`` (one JSON object per line, appended per run).  Each object is one run and
+lands in the same ``serving_runs`` columns (and ``latency_stats`` rows) as the printed result
+block of that run, because the columns are named after these keys::
+
+    {"date": "20250812-101500", "backend": "vllm", "model_id": "meta-llama/Llama-2-7b-chat-hf",
+     "num_prompts": 64, "request_rate": "inf", "max_concurrency": 8, "gpu": "MI300X",
+     "duration": 225.8, "completed": 64, ..., "mean_ttft_ms": 536.74, "p99_itl_ms": 431.69,
+     "input_lens": [...], "ttfts": [...], "itls": [[...], ...], "errors": ["", ...]}
+
+Key drift across versions is data, not code: vLLM 0.6.4-0.9.1 wrote ``"request_goodput:"``
+(with the colon); SGLang writes ``total_throughput`` and ``*_e2e_latency_ms``; ``"inf"`` and
+``Infinity`` are infinite rates.  Every ``{mean,median,std,min,max,pNN}_{metric}_ms`` key is a
+``latency_stats`` row.  ``--metadata KEY=VALUE`` pairs (top-level string values no writer
+defines) become tags.  Per-request arrays (``--save-detailed`` / ``--output-details``) become
+``serving_requests`` rows; ``generated_texts`` are not kept.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+from pydantic import ValidationError
+
+from ..schemas.models import LatencyStat, ServingRun
+from ..schemas.result_files import ServingRequest
+from .base import Context, FileFormat, Parsed, Problem
+from .jsonstream import values
+from .lines import sniff_encoding
+from .runcontext import infer_engine
+from .vllm_serving import metric_key
+
+RAW_LIMIT = 20_000
+# Keys that name a column by another name, in some writer or version.
+RENAMED = {
+    "model_id": "model",
+    "tokenizer_id": "tokenizer",
+    "total_throughput": "total_token_throughput",      # SGLang
+    "request_goodput:": "request_goodput",              # vLLM 0.6.4 - 0.9.1 (key typo)
+}
+# Per-request arrays → serving_requests columns, with the factor to the column's unit.
+REQUEST_ARRAYS = {
+    "input_lens": ("input_len", None),
+    "output_lens": ("output_len", None),
+    "ttfts": ("ttft_ms", 1000.0),
+    "latencies": ("latency_ms", 1000.0),
+    "start_times": ("start_time_s", None),
+    "queue_times": ("queue_time_ms", 1000.0),
+    "itls": ("itls_ms", 1000.0),
+    "errors": ("error", None),
+}
+DROPPED = {"generated_texts"}
+# Columns a file never sets: provenance and what benchvault infers.
+OWN_COLUMNS = {"id", "source_id", "line_start", "line_end", "raw_text", "section", "label",
+               "tags", "format", "engine", "launch_id", "command", "namespace", "extra"}
+# Top-level keys the writers define themselves (not --metadata), kept in `extra`.
+WRITER_KEYS = {"date", "endpoint_type", "label", "tag", "ramp_up_strategy", "ramp_up_start_rps",
+               "ramp_up_end_rps", "best_of", "use_beam_search", "rps_change_events",
+               "server_info", "storage_backend", "goodput_slos_ms", "sharegpt_output_len",
+               "random_input_len", "random_output_len", "random_range_ratio"}
+STAT_KEY_RE = re.compile(r"^(mean|median|std|min|max|p\d+(?:\.\d+)?)_(.+)_ms$")
+SIGNATURE = ('"completed"', '"request_throughput"')
+INFINITE = {"inf", "infinity", "+inf"}
+
+
+def sniff(head: bytes, path: str) -> bool:
+    encoding, binary = sniff_encoding(head)
+    if binary:
+        return False
+    text = head.decode(encoding, errors="ignore").lstrip("\ufeff \t\r\n")
+    return text.startswith("{") and all(s in text for s in SIGNATURE) \
+        and '"benchmarks"' not in text
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, str) and value.strip().lower() in INFINITE:
+        return math.inf
+    return value
+
+
+def _stat(word: str) -> tuple[str, float | None]:
+    if word.startswith("p"):
+        return word, float(word[1:])
+    return word, None
+
+
+def _requests(record: dict[str, Any]) -> tuple[list[ServingRequest], list[str]]:
+    arrays = {k: v for k, v in record.items() if k in REQUEST_ARRAYS and isinstance(v, list)}
+    if not arrays:
+        return [], []
+    lengths = {k: len(v) for k, v in arrays.items()}
+    count = max(lengths.values())
+    problems = [f"per-request arrays differ in length: {lengths}"] \
+        if len(set(lengths.values())) > 1 else []
+    out = []
+    for i in range(count):
+        row: dict[str, Any] = {"request_index": i}
+        for key, items in arrays.items():
+            column, factor = REQUEST_ARRAYS[key]
+            value = items[i] if i < len(items) else None
+            if value is None:
+                continue
+            if column == "itls_ms":
+                itls = [x * factor for x in value if isinstance(x, (int, float))]
+                row.update(itls_ms=itls, itl_count=len(itls),
+                           mean_itl_ms=sum(itls) / len(itls) if itls else None)
+            elif column == "error":
+                row["error"] = str(value) or None
+            else:
+                row[column] = value * factor if factor else value
+        row["status"] = "errored" if row.get("error") else "successful"
+        out.append(ServingRequest(**row))
+    return out, problems
+
+
+def record_to_parsed(record: dict[str, Any], context: Context, fmt: str, line: int,
+                     ) -> tuple[Parsed, list[str]]:
+    fields = ServingRun.model_fields
+    values_: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    tags: dict[str, str] = dict(context.tags)
+    stats: list[LatencyStat] = []
+    for key, value in record.items():
+        if key in REQUEST_ARRAYS or key in DROPPED:
+            continue
+        column = RENAMED.get(key, key)
+        stat = STAT_KEY_RE.match(column)
+        if stat and isinstance(value, (int, float)):
+            word, pct = _stat(stat.group(1))
+            metric = metric_key(stat.group(2))
+            stats.append(LatencyStat(metric=metric, stat=word, percentile=pct,
+                                     value_ms=float(value)))
+            column = f"{word}_{metric}_ms"
+            if column in fields:
+                values_[column] = float(value)
+            continue
+        if column in fields and column not in OWN_COLUMNS:
+            values_[column] = _number(value)
+        elif isinstance(value, str) and key not in WRITER_KEYS:
+            tags[key] = value                          # --metadata KEY=VALUE
+        else:
+            extra[key] = value
+    rates = values_.get("spec_decode_per_position_acceptance_rates")
+    if isinstance(rates, list):    # saved as fractions, printed as percentages
+        values_["spec_decode_per_position_acceptance_rates"] = [r * 100 for r in rates]
+    requests, problems = _requests(record)
+    summary = {k: v for k, v in record.items() if k not in REQUEST_ARRAYS and k not in DROPPED}
+    raw = json.dumps(summary, default=str)[:RAW_LIMIT]
+    label = record.get("label") or record.get("tag")
+    row = ServingRun(
+        **values_, extra=extra or None, tags=tags or None, format=fmt,
+        label=label if isinstance(label, str) else None,
+        engine=infer_engine(context, values_.get("model"), None, values_.get("backend")),
+        line_start=line, line_end=line, raw_text=raw)
+    return Parsed(row=row, children=[*stats, *requests]), problems
+
+
+def read(path: Path, context: Context) -> Iterator[Parsed | Problem]:
+    with open(path, "rb") as fh:
+        encoding = sniff_encoding(fh.read(4096))[0]
+    encoding = "utf-8-sig" if encoding == "utf-8" else encoding
+    line = 1
+    with open(path, encoding=encoding, errors="replace") as fh:
+        try:
+            for record, line in values(fh):
+                if not isinstance(record, dict):
+                    yield Problem(line, "a result is not a JSON object")
+                    continue
+                kind = "sglang" if "total_output_tokens_retokenized" in record or \
+                    any(k.endswith("_e2e_latency_ms") for k in record) else "vllm"
+                try:
+                    parsed, problems = record_to_parsed(record, context, f"{kind}_result_json",
+                                                        line)
+                except (ValidationError, ValueError, TypeError) as exc:
+                    yield Problem(line, f"cannot read result: {str(exc).splitlines()[0]}",
+                                  json.dumps(record, default=str)[:4000])
+                    continue
+                yield from (Problem(line, p) for p in problems)
+                yield parsed
+        except ValueError as exc:
+            yield Problem(line, f"not valid JSON: {exc}")
+
+
+FORMAT = FileFormat(
+    name="serving_result_json",
+    table="serving_runs",
+    description="vLLM --save-result JSON and SGLang bench_serving --output-file JSONL result "
+                "files, recognised by content (per-request arrays → serving_requests).",
+    upstream=("vllm benchmark_serving.py / vllm bench serve --save-result [--save-detailed] "
+              "[--append-result] [--metadata]", "sglang bench_serving --output-file"),
+    sniff=sniff,
+    read=read,
+)
