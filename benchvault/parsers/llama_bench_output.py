@@ -11,6 +11,19 @@ whatever its name:
     build_commit,build_number,cpu_info,...  then  "b56f079e","4418",...   -o csv
     CREATE TABLE IF NOT EXISTS llama_bench (...);  INSERT INTO ...        -o sql
 
+The field set changed with the builds (``get_fields()``): 2023 builds wrote one bool per
+compiled-in backend (``cuda``, ``opencl``, ``metal``, ``gpu_blas``, ``blas``; 2024 adds
+``vulkan``, ``kompute``, ``sycl``, ``rpc``) where later ones write ``backends``, and ``f16_kv``
+where later ones write ``type_k``/``type_v``; those give the newer columns here (and stay in
+``extra``).  2025–26 builds add ``n_depth``, ``devices``, ``use_direct_io``, ``load_mode``,
+``lazy_mode``, ``repack``, ``fit_target``/``fit_min_ctx``; ``flash_attn`` went from a bool to
+-1/0/1.  The SQL table is ``test`` until mid 2025, ``llama_bench`` after; any name is read.
+
+Lines a build prints before its output when stderr is captured too (``ggml_cuda_init: ...``,
+``  Device 0: ...``, ``load_backend: ...``, the SYCL device table, the echoed command) are
+skipped.  A ``-o json`` cut off inside its last record keeps that record's complete fields when
+they include its result (``avg_ts``), with a warning that it was cut.
+
 Files are streamed: one JSON object, CSV record or SQL statement at a time.  The SQL is run
 only inside a throwaway in-memory SQLite that may create a table and insert into it (an
 authorizer refuses anything else), never against the warehouse.
@@ -30,7 +43,7 @@ from pydantic import ValidationError
 from ..schemas.llama_bench import LlamaBenchResult
 from .base import Context, FileFormat, Parsed, Problem
 from .lines import SNIFF_BYTES, sniff_encoding
-from .llama_bench import FIELDS, test_name, typed
+from .llama_bench import FIELDS, model_parts, test_name, typed
 
 CHUNK = 1 << 16
 MAX_RECORD = 16 << 20          # a record bigger than this is not llama-bench's
@@ -42,31 +55,71 @@ SQL_HEAD = re.compile(r"^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?[\w\"]+\s*
 SQL_STATEMENT = re.compile(r"^\s*(?:CREATE\s+TABLE|INSERT\s+INTO)\b", re.I)
 SQL_TABLE = re.compile(r"^\s*INSERT\s+INTO\s+(\"?\w+\"?)", re.I)
 SIGNATURE = ("model_type", "n_prompt")
+# What a build prints before its output when stderr is captured with it: backend and device
+# banners, `load_backend:` / `register_*:` lines, warnings, progress, the SYCL device table
+# (`|ID|  Device Type|...`, `| 0| [level_zero:gpu:0]|...`; never a `| model |` table), and the
+# echoed llama-bench command.
+BANNER = re.compile(
+    r"^\s*$|^(?:ggml_\w+:|load_backend:|register_(?:backend|device):|warning:|llama-bench:"
+    r"|\s+Device \d+:|Vulkan\d+:|(?i:found) \d+ SYCL devices:|\|\s*(?:ID|-+|\d+)?\s*\|)"
+    r"|(?:^|[\s/\\'\"])llama-bench(?:\.exe)?['\"]?\s")
+# Builds before Nov 2024 wrote a bool per compiled-in backend; `test::get_backend()` named the
+# first one set, in this order (a ROCm build sets `cuda` too: it printed `ROCm` from the same
+# flag, which the JSON cannot tell apart).  `rpc` (mid 2024) was appended as `+RPC`.
+BACKEND_FLAGS = (("cuda", "CUDA"), ("opencl", "OpenCL"), ("vulkan", "Vulkan"),
+                 ("kompute", "Kompute"), ("metal", "Metal"), ("sycl", "SYCL"),
+                 ("gpu_blas", "GPU BLAS"), ("blas", "BLAS"))
+
+
+def start_of(head: bytes) -> tuple[str | None, int]:
+    """(json / jsonl / csv / sql, lines before it) when ``head`` (a file's first bytes) is
+    llama-bench output, after any banner lines; (None, 0) otherwise."""
+    encoding, binary = sniff_encoding(head)   # PowerShell's `>` writes UTF-16
+    if binary:
+        return None, 0
+    text = head.decode(encoding, errors="ignore").lstrip("\ufeff")
+    if not all(word in text for word in SIGNATURE):
+        return None, 0
+    lines = text.split("\n")
+    skip = 0
+    while skip < len(lines) - 1 and BANNER.search(lines[skip]) \
+            and not lines[skip].lstrip().startswith(("[", "{")):
+        skip += 1
+    rest = "\n".join(lines[skip:]).lstrip()
+    if rest.startswith("["):
+        return "json", skip
+    if rest.startswith("{"):
+        return "jsonl", skip
+    if SQL_HEAD.match(rest):
+        return "sql", skip
+    names = [n.strip().strip('"') for n in rest.split("\n", 1)[0].split(",")]
+    if all(word in names for word in SIGNATURE):
+        return "csv", skip
+    return None, 0
 
 
 def kind_of(head: bytes, path: str) -> str | None:
     """json / jsonl / csv / sql when ``head`` (a file's first bytes) is llama-bench output."""
-    encoding, binary = sniff_encoding(head)   # PowerShell's `>` writes UTF-16
-    if binary:
-        return None
-    text = head.decode(encoding, errors="ignore").lstrip("\ufeff \t\r\n")
-    if not all(word in text for word in SIGNATURE):
-        return None
-    if text.startswith("["):
-        return "json"
-    if text.startswith("{"):
-        return "jsonl"
-    if SQL_HEAD.match(text):
-        return "sql"
-    first = text.split("\n", 1)[0]
-    names = [n.strip().strip('"') for n in first.split(",")]
-    if all(word in names for word in SIGNATURE):
-        return "csv"
-    return None
+    return start_of(head)[0]
 
 
 def sniff(head: bytes, path: str) -> bool:
     return kind_of(head, path) is not None
+
+
+def _flag(value: Any) -> bool:
+    return str(value).strip().lower() in ("1", "true")
+
+
+def older_fields(record: dict[str, Any]) -> dict[str, Any]:
+    """`backends` and `type_k`/`type_v` from the fields older builds wrote instead."""
+    out: dict[str, Any] = {}
+    if "backends" not in record and any(flag in record for flag, _ in BACKEND_FLAGS):
+        name = next((name for flag, name in BACKEND_FLAGS if _flag(record.get(flag))), "CPU")
+        out["backends"] = name + ("+RPC" if _flag(record.get("rpc")) else "")
+    if "f16_kv" in record and "type_k" not in record and "type_v" not in record:
+        out["type_k"] = out["type_v"] = "f16" if _flag(record["f16_kv"]) else "f32"
+    return out
 
 
 def record_row(record: dict[str, Any], context: Context, kind: str, line: int,
@@ -85,6 +138,8 @@ def record_row(record: dict[str, Any], context: Context, kind: str, line: int,
             extra[key] = values.pop(key)
     if values.get("n_depth") is None and values.get("n_prompt") is not None:
         values["n_depth"] = 0          # builds before `-d` always ran at depth 0
+    values.update(older_fields(record))
+    values.update(model_parts(values.get("model_type")))
     gpu_info = values.get("gpu_info")
     return LlamaBenchResult(
         **values, extra=extra or None, format=f"llama_bench_{kind}",
@@ -108,10 +163,30 @@ def _row_or_problem(record: Any, context: Context, kind: str, line: int, raw: st
 
 
 # -- json / jsonl: one object at a time ----------------------------------------------------
-def _json_records(path: Path, encoding: str) -> Iterator[tuple[int, Any, str] | Problem]:
+def _skip(fh, lines: int) -> None:
+    for _ in range(lines):
+        fh.readline()
+
+
+def _cut_record(text: str) -> dict[str, Any] | None:
+    """The complete fields of a pretty-printed record the file cut off (`json_printer` writes
+    one field a line), when they include its result; None otherwise."""
+    end = text.rfind(",\n")
+    if end < 0:
+        return None
+    try:
+        record = json.loads(text[:end] + "}")
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) and "avg_ts" in record else None
+
+
+def _json_records(path: Path, encoding: str, skip: int = 0
+                  ) -> Iterator[tuple[int, Any, str] | Problem]:
     decoder = json.JSONDecoder()
     with open(path, encoding=encoding, errors="replace") as fh:
-        buf, pos, line, eof = "", 0, 1, False
+        _skip(fh, skip)
+        buf, pos, line, eof = "", 0, 1 + skip, False
         while True:
             # skip what separates records: whitespace, `[`, `,`, `]`
             while True:
@@ -133,8 +208,14 @@ def _json_records(path: Path, encoding: str) -> Iterator[tuple[int, Any, str] | 
                     pos = 0
                     continue
                 raw = buf[pos:pos + RAW_LIMIT]
-                yield Problem(line + buf.count("\n", pos, exc.pos), f"not valid JSON: {exc.msg}",
-                              raw)
+                where = line + buf.count("\n", pos, exc.pos)
+                cut = _cut_record(buf[pos:]) if eof or not more else None
+                if cut is not None:
+                    yield line, cut, buf[pos:][:RAW_LIMIT]
+                    yield Problem(where, f"not valid JSON: {exc.msg}; the file ends inside this "
+                                         f"record: its complete fields were kept", raw)
+                    return
+                yield Problem(where, f"not valid JSON: {exc.msg}", raw)
                 return
             raw = buf[pos:end]
             yield line, record, raw
@@ -147,25 +228,29 @@ def _json_records(path: Path, encoding: str) -> Iterator[tuple[int, Any, str] | 
 
 
 # -- csv: a header of field names, then one record a line -----------------------------------
-def _csv_records(path: Path, encoding: str) -> Iterator[tuple[int, Any, str] | Problem]:
+def _csv_records(path: Path, encoding: str, skip: int = 0
+                 ) -> Iterator[tuple[int, Any, str] | Problem]:
     with open(path, encoding=encoding, errors="replace", newline="") as fh:
+        _skip(fh, skip)
         reader = csv.reader(fh)
         header = next(reader, None)
+        while header is not None and not any(cell.strip() for cell in header):
+            header = next(reader, None)          # blank lines before the header
         if header is None:
             return
         header = [name.strip() for name in header]
-        line = reader.line_num + 1
+        line = reader.line_num + 1 + skip
         for cells in reader:
             raw = ",".join(cells)
             if not cells or cells == [""]:
-                line = reader.line_num + 1
+                line = reader.line_num + 1 + skip
                 continue
             if len(cells) != len(header):
                 yield Problem(line, f"csv: record has {len(cells)} values, the header has "
                                     f"{len(header)}", raw)
             else:
                 yield line, dict(zip(header, cells)), raw
-            line = reader.line_num + 1
+            line = reader.line_num + 1 + skip
 
 
 # -- sql: CREATE TABLE + INSERTs, replayed in a throwaway in-memory database ------------------
@@ -180,12 +265,14 @@ def _only_create_and_insert(action: int, table: str | None, *_args) -> int:
     return sqlite3.SQLITE_DENY
 
 
-def _sql_records(path: Path, encoding: str) -> Iterator[tuple[int, Any, str] | Problem]:
+def _sql_records(path: Path, encoding: str, skip: int = 0
+                 ) -> Iterator[tuple[int, Any, str] | Problem]:
     scratch = sqlite3.connect(":memory:")
     try:
         with open(path, encoding=encoding, errors="replace") as fh:
+            _skip(fh, skip)
             statement, start = "", 0
-            for lineno, text in enumerate(fh, 1):
+            for lineno, text in enumerate(fh, 1 + skip):
                 if not statement.strip():
                     statement, start = "", lineno
                 statement += text
@@ -238,14 +325,14 @@ READERS = {"json": _json_records, "jsonl": _json_records, "csv": _csv_records,
 def read(path: Path, context: Context) -> Iterator[Parsed | Problem]:
     with open(path, "rb") as fh:
         head = fh.read(SNIFF_BYTES)
-    kind = kind_of(head, str(path))
+    kind, skip = start_of(head)
     if kind is None:
         return
     encoding = sniff_encoding(head)[0]
     encoding = "utf-8-sig" if encoding == "utf-8" else encoding
     line = 1
     try:
-        for item in READERS[kind](Path(path), encoding):
+        for item in READERS[kind](Path(path), encoding, skip):
             if isinstance(item, Problem):
                 yield item
             else:
