@@ -181,3 +181,51 @@ def test_table_without_build_line_and_prose_mentions(tmp_path):
     got = [(i.row.test, i.row.n_threads, i.row.avg_ts, i.row.command, i.row.build_commit)
            for i in items if not isinstance(i, Problem)]
     assert got == [("pp512", 16, 61.15, None, None), ("tg128", 16, 9.31, None, None)]
+
+
+@pytest.mark.parametrize("model_type, parts", [
+    # llama_model_desc() strings named in the survey (/work/survey/llamabench/REPORT.md §1.2)
+    ("llama 7B mostly Q4_0", ("llama", "7B", "Q4_0")),
+    ("llama 7B mostly Q4_K - Medium", ("llama", "7B", "Q4_K - Medium")),
+    ("llama 7B all F32", ("llama", "7B", "F32")),
+    ("llama 7B mostly Q4_0 (guessed)", ("llama", "7B", "Q4_0")),
+    ("llama 7B (guessed) Q4_0", ("llama", "7B", "Q4_0")),
+    ("llama ?B Q4_0_4_8", ("llama", "?B", "Q4_0_4_8")),
+    ("qwen35moe 122B.A10B Q4_K - Medium", ("qwen35moe", "122B.A10B", "Q4_K - Medium")),
+    ("qwen3moe 30B.A3B IQ4_XS - 4.25 bpw", ("qwen3moe", "30B.A3B", "IQ4_XS - 4.25 bpw")),
+    ("gpt-oss 20B MXFP4 MoE", ("gpt-oss", "20B", "MXFP4 MoE")),
+    ("bitnet 3B TQ1_0 - 1.69 bpw ternary", ("bitnet", "3B", "TQ1_0 - 1.69 bpw ternary")),
+])
+def test_model_description_parts(model_type, parts):
+    from benchvault.parsers.llama_bench import model_parts
+    got = model_parts(model_type)
+    assert (got["model_arch"], got["model_size_label"], got["model_ftype"]) == parts
+
+
+def test_model_description_not_llama_cpp_is_left_whole():
+    from benchvault.parsers.llama_bench import model_parts
+    assert model_parts("my fine-tune") == {}
+
+
+def test_2024_backend_flags_name_the_backend_like_get_backend(tmp_path):
+    """0.2.80-0.2.90 JSON: bools instead of `backends`; vulkan outranks blas, rpc appends +RPC."""
+    path = tmp_path / "bench.jsonl"
+    flags = {"cuda": False, "vulkan": True, "kompute": True, "metal": False, "sycl": False,
+             "rpc": True, "gpu_blas": False, "blas": True}
+    path.write_text(json.dumps({"build_commit": "1d1ccce6", "build_number": 3600, **flags,
+                                "model_type": "llama 8B Q4_0", "n_prompt": 512, "n_gen": 0,
+                                "avg_ts": 100.5, "stddev_ts": 1.5}) + "\n")
+    [parsed] = list(parse_file(path))
+    assert parsed.row.backends == "Vulkan+RPC"
+    assert parsed.row.extra["kompute"] is True
+
+
+def test_prose_before_json_is_not_read_as_json(tmp_path):
+    """Only banner lines may precede structured output; a note with prose stays a note."""
+    text = (LLAMA / "derived-upstream-readme-2026-jsonl.jsonl").read_text()
+    note = tmp_path / "note.txt"
+    note.write_text("My results from yesterday:\n" + text)
+    assert not [i for i in parse_file(note) if hasattr(i, "row")]
+    banner = tmp_path / "run.log"
+    banner.write_text("load_backend: loaded CUDA backend from /opt/llama/libggml-cuda.so\n" + text)
+    assert [i.row.avg_ts for i in parse_file(banner)] == [7263.609157, 119.844681]
