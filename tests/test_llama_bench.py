@@ -229,3 +229,27 @@ def test_prose_before_json_is_not_read_as_json(tmp_path):
     banner = tmp_path / "run.log"
     banner.write_text("load_backend: loaded CUDA backend from /opt/llama/libggml-cuda.so\n" + text)
     assert [i.row.avg_ts for i in parse_file(banner)] == [7263.609157, 119.844681]
+
+
+SYCL_DEVICE_LIST = """\
+ggml_init_sycl: GGML_SYCL_DEBUG: 0
+ggml_init_sycl: GGML_SYCL_F16: no
+found 6 SYCL devices:
+|  |                  |                                             |Compute   |Max compute|Max work|Max sub|               |
+|ID|       Device Type|                                         Name|capability|units      |group   |group  |Global mem size|
+|--|------------------|---------------------------------------------|----------|-----------|--------|-------|---------------|
+| 0|[level_zero:gpu:0]|                 Intel(R) Iris(R) Xe Graphics|       1.3|         96|     512|     32|     3097038848|
+"""
+
+
+def test_sycl_device_table_above_a_table_does_not_spoil_it(tmp_path):
+    """The SYCL device list (ggml-org/llama.cpp#5513, 2024) is a `|` table too; the real table of
+    sycl_register_mojibake_b9159 right below it still gives its rows and build."""
+    table = (LLAMA / "sycl_register_mojibake_b9159.txt").read_text().splitlines()[8:]
+    log = tmp_path / "sycl.txt"
+    log.write_text(SYCL_DEVICE_LIST + "\n".join(table) + "\n")
+    got = [i for i in parse_file(log) if hasattr(i, "row") and i.row.format == "llama_bench"]
+    assert [(p.row.line_start, p.row.test, p.row.avg_ts, p.row.stddev_ts, p.row.backends,
+             p.row.build_commit) for p in got] == [
+        (10, "pp512", 373.50, 3.96, "SYCL", "5c0e94683"),
+        (11, "tg128", 50.29, 0.12, "SYCL", "5c0e94683")]
