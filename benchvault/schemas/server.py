@@ -30,16 +30,18 @@ class ServerLaunch(Provenance):
         "`args: Namespace(...)` / `non-default args: {...}` when the log has them.")
     args_from: str | None = col("Where `args` came from: command, namespace or non-default args.",
                                 facet=True)
-    tensor_parallel_size: int | None = col("Tensor-parallel size (`-tp`).", facet=True,
+    tensor_parallel_size: int | None = col("Tensor-parallel size (`-tp`).", "GPUs", facet=True,
                                            label="TP")
-    pipeline_parallel_size: int | None = col("Pipeline-parallel size (`-pp`).", facet=True,
+    pipeline_parallel_size: int | None = col("Pipeline-parallel size (`-pp`).", "GPUs", facet=True,
                                              label="PP")
-    data_parallel_size: int | None = col("Data-parallel size (`-dp`).", facet=True, label="DP")
-    gpu_memory_utilization: float | None = col("Fraction of GPU memory the server may use.")
+    data_parallel_size: int | None = col("Data-parallel size (`-dp`).", "replicas", facet=True,
+                                         label="DP")
+    gpu_memory_utilization: float | None = col("Fraction of GPU memory the server may use.",
+                                                 "fraction")
     max_model_len: int | None = col("Longest sequence (prompt + output) the server accepts.",
                                     "tokens")
     max_num_seqs: int | None = col("Most sequences scheduled at once.", "sequences")
-    num_scheduler_steps: int | None = col("Multi-step scheduling steps (vLLM V0).")
+    num_scheduler_steps: int | None = col("Multi-step scheduling steps (vLLM V0).", "steps")
     quantization: str | None = col("Quantization method (`--quantization`).", facet=True)
     dtype: str | None = col("Model weights/activations dtype (`--dtype`).", facet=True)
     kv_cache_dtype: str | None = col("KV-cache dtype (`--kv-cache-dtype`).", facet=True)
@@ -47,7 +49,8 @@ class ServerLaunch(Provenance):
     speculative_model: str | None = col(
         "Draft model or method for speculative decoding (`--speculative-model`, or the "
         "`model`/`method` of `--speculative-config`).", facet=True)
-    num_speculative_tokens: int | None = col("Speculative tokens per step the launch asked for.")
+    num_speculative_tokens: int | None = col("Speculative tokens per step the launch asked for.",
+                                              "tokens")
     gpu_blocks: int | None = col("KV-cache blocks on the GPU (`# GPU blocks: N`).", "blocks")
     cpu_blocks: int | None = col("KV-cache swap blocks on the CPU (`# CPU blocks: N`).", "blocks")
     kv_cache_tokens: int | None = col("KV-cache capacity (`GPU KV cache size: N tokens`).",
@@ -88,10 +91,11 @@ class SpecDecodeMetric(Provenance):
     logged_at: str | None = col("Log timestamp (`MM-DD HH:MM:SS` when the log printed no year).")
     draft_acceptance_rate: float | None = col(
         "Accepted draft tokens / draft tokens, as a fraction (V1 prints a percentage).",
-        better="higher", label="Acceptance")
+        "fraction", better="higher", label="Acceptance")
     system_efficiency: float | None = col("V0: emitted tokens / the most that could be emitted.",
-                                          better="higher")
-    num_speculative_tokens: int | None = col("Speculative tokens per step the engine reported.")
+                                          "fraction", better="higher")
+    num_speculative_tokens: int | None = col("Speculative tokens per step the engine reported.",
+                                              "tokens")
     accepted_tokens: int | None = col("Accepted draft tokens (V0 cumulative, V1 per interval).",
                                       "tokens")
     draft_tokens: int | None = col("Draft tokens proposed (V0 cumulative, V1 per interval).",
