@@ -247,6 +247,7 @@ def _write_rows(db: sqlite_utils.Database, source_id: int, items: Iterable[Parse
             writer.add(child)
             result.counts[child.__table__] = result.counts.get(child.__table__, 0) + 1
     writer.flush()
+    linker.finish()
     if linker.launch_count:
         result.counts["server_launches"] = linker.launch_count
 

@@ -43,8 +43,21 @@ def in_scope(outer: str | None, inner: str | None) -> bool:
 class Launch:
     id: int
     assembly: Assembly
+    source_id: int
     runs: int = 0
-    row: dict[str, Any] = field(default_factory=dict)
+    dirty: bool = True
+    _row: dict[str, Any] = field(default_factory=dict)
+
+    def model(self) -> ServerLaunch:
+        return ServerLaunch(id=self.id, source_id=self.source_id, **self.assembly.row())
+
+    @property
+    def row(self) -> dict[str, Any]:
+        # Rebuilt only when a fact arrived since: a long log has thousands of facts per launch.
+        if self.dirty:
+            self._row = self.model().model_dump()
+            self.dirty = False
+        return self._row
 
 
 class Linker:
@@ -54,6 +67,7 @@ class Linker:
         self.db, self.source_id, self.flush = db, source_id, flush
         self.launches: list[Launch] = []
         self.pending_spec: list[tuple[int, str | None]] = []   # (row id, section)
+        self.unsaved: set[int] = set()
 
     # -- launches --------------------------------------------------------------------------
     def facts(self, facts: Facts) -> None:
@@ -90,15 +104,20 @@ class Linker:
         ctx = facts.context
         assembly = Assembly(None, ctx.section_text, ctx.label_or_heading, ctx.tags or None)
         launch_id = store.insert(self.db, ServerLaunch(source_id=self.source_id))
-        launch = Launch(launch_id, assembly)
+        launch = Launch(launch_id, assembly, self.source_id)
         self.launches.append(launch)
         return launch
 
     def _save(self, launch: Launch) -> None:
-        row = ServerLaunch(id=launch.id, source_id=self.source_id, **launch.assembly.row())
-        launch.row = row.model_dump()
-        record = store.to_record(row)
-        self.db[ServerLaunch.__table__].update(launch.id, record)
+        launch.dirty = True
+        self.unsaved.add(launch.id)
+
+    def finish(self) -> None:
+        """Write every launch that changed since it was last written (once per file)."""
+        for launch in self.launches:
+            if launch.id in self.unsaved:
+                self.db[ServerLaunch.__table__].update(launch.id, store.to_record(launch.model()))
+        self.unsaved.clear()
 
     def _launch_in_scope(self, section: str | None) -> Launch | None:
         for launch in reversed(self.launches):
