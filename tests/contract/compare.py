@@ -208,7 +208,11 @@ NOT_PRINTED = {"date", "endpoint_type", "label", "model_id", "tokenizer_id", "nu
 RUN_COLUMNS = {"completed", "failed", "duration", "total_input_tokens", "total_output_tokens",
                "request_throughput", "request_goodput", "output_throughput",
                "total_token_throughput", "max_output_tokens_per_s", "max_concurrent_requests",
-               "input_throughput"}
+               "input_throughput", "spec_decode_acceptance_rate",
+               "spec_decode_acceptance_length", "spec_decode_num_drafts",
+               "spec_decode_draft_tokens", "spec_decode_accepted_tokens"}
+OPTIONAL = {"request_goodput", "max_concurrent_requests", "max_output_tokens_per_s",
+            "input_throughput"}
 STAT = re.compile(r"^(mean|median|std|p[\d.]+)_(ttft|tpot|itl|e2el)_ms$")
 
 
@@ -256,13 +260,19 @@ def check_vllm_bench(txt: Path) -> Report:
                          printed_2 if isinstance(value, float) else None)
         elif key in RUN_COLUMNS:
             have = run.get(key)
-            if have is None and key not in ("request_goodput", "max_concurrent_requests",
-                                             "max_output_tokens_per_s", "input_throughput"):
+            if have is None and key not in OPTIONAL:
                 report.check(key, None, value)
                 continue
             if have is None:
                 continue                       # optional lines: checked by `printed_lines`
             report.check(key, have, value, printed_2 if isinstance(value, float) else None)
+    rates = truth.get("spec_decode_per_position_acceptance_rates")
+    if isinstance(rates, list):
+        have = run.get("spec_decode_per_position_acceptance_rates") or []
+        report.check("spec_decode_per_position_acceptance_rates", len(have), len(rates))
+        for i, (h, t) in enumerate(zip(have, rates)):
+            report.check(f"spec_decode_per_position_acceptance_rates[{i}]", h,
+                         t * 100 if t <= 1 else t, printed_2)
     # The run's context, which benchvault reads from the command line / Namespace above it.
     for key, column in CONTEXT.items():
         if key in truth:

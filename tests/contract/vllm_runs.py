@@ -178,10 +178,14 @@ def _bench(py: Path, server: Server, name: str, args: list[str], dest: Path, log
     (dest / f"{name}.truth.json").write_text(json.dumps(_small(truth), indent=1) + "\n")
 
 
+PER_REQUEST = {"input_lens", "output_lens", "ttfts", "itls", "generated_texts", "errors",
+               "start_times", "tpots", "e2els"}
+
+
 def _small(result: dict) -> dict:
     """Drop the per-request arrays (ttfts, itls, generated_texts, ...): kept small, the
-    summary keys are what the stdout prints."""
-    return {k: v for k, v in result.items() if not isinstance(v, list)}
+    summary keys (and short lists such as per-position acceptance) are what stdout prints."""
+    return {k: v for k, v in result.items() if k not in PER_REQUEST}
 
 
 def bench(entry: dict, progress=lambda msg: None) -> Path:

@@ -1,0 +1,1 @@
+llamacpp_runs.py
