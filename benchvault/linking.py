@@ -133,6 +133,10 @@ class Linker:
             if launch is not None:
                 row.launch_id = launch.id
                 launch.runs += 1
+                if row.model is None and launch.row.get("model"):
+                    # The client printed no model (no command or Namespace pasted): the
+                    # server it ran against says which.
+                    row.model = launch.row["model"]
         elif table in ("spec_decode_metrics", "engine_stats") and row.launch_id is None:
             launch = self._launch_in_scope(row.section)
             if launch is not None:

@@ -105,6 +105,8 @@ def test_mi300x_tp2_pp4(seeds_db):
     assert run["p99_itl_ms"] == 4034.65
     assert run["engine"] == "vllm"
     assert run["section"] == "MI300X > Results > tp2 + pp4"
+    # No client command in its section: the model is the one its `vllm serve` launch served.
+    assert run["model"] == "meta-llama/Llama-3.1-70B-Instruct"
 
 
 def test_latency_stats_rows(seeds_db):

@@ -43,7 +43,17 @@ def _legend_labels(keys: list[tuple]) -> list[str]:
                if len({k[i] for k in distinct}) > 1] if keys else []
     if not varying:
         varying = [1] if keys and keys[0][1] else [0]
-    return [" · ".join(str(k[i]) for i in varying if k[i]) or "runs" for k in keys]
+    return [_short(" · ".join(str(k[i]) for i in varying if _present(k[i])) or "runs")
+            for k in keys]
+
+
+def _present(value) -> bool:
+    return value is not None and value == value and value != ""  # NaN != NaN
+
+
+def _short(label: str, width: int = 60) -> str:
+    # A label is a legend entry, not a report cell: a long heading would crowd out the plot.
+    return label if len(label) <= width else label[: width - 1] + "…"
 
 
 def line_chart(frame: pd.DataFrame, metric: str, title: str,
