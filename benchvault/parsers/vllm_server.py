@@ -240,6 +240,11 @@ def columns_from_args(args: dict[str, Any], engine: str | None) -> dict[str, Any
     return {k: v for k, v in out.items() if v is not None}
 
 
+# A launch's raw_text keeps its first start-up lines; a log that repeats them for hours (a
+# monitoring loop) would otherwise hold them all in memory.
+MAX_RAW_LINES = 500
+
+
 class Assembly:
     """One launch being read: facts merge in as they arrive; :meth:`row` is its current row.
 
@@ -265,6 +270,7 @@ class Assembly:
         self.line_start: int | None = None
         self.line_end: int | None = None
         self.lines: list[str] = []
+        self.lines_left_out = 0
 
     @property
     def printed_anything(self) -> bool:
@@ -293,12 +299,16 @@ class Assembly:
         if self.line_start is None:
             self.line_start = facts.line
         self.line_end = facts.line
-        self.lines.append(facts.text)
+        if len(self.lines) < MAX_RAW_LINES:
+            self.lines.append(facts.text)
+        else:
+            self.lines_left_out += 1
 
     def restart_command(self) -> None:
         """A second command before the server printed anything replaces the first."""
         self.command, self.command_args, self.positionals = None, {}, []
         self.lines = []
+        self.lines_left_out = 0
         self.line_start = None
         self.first = self.last = None
 
@@ -318,7 +328,9 @@ class Assembly:
                    args_from=self.args_from or ("command" if self.command else None),
                    section=self.section, label=self.label, tags=self.tags,
                    line_start=self.line_start, line_end=self.line_end,
-                   raw_text="\n".join(self.lines) or None)
+                   raw_text="\n".join(self.lines + ([f"... {self.lines_left_out} more start-up "
+                                                     "lines, see the source file"]
+                                                    if self.lines_left_out else [])) or None)
         if self.first is not None and self.last is not None:
             row["started_at"] = self.first.text(self.year)
             row["ready_at"] = self.last.text(self.year)
