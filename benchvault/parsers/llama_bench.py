@@ -43,8 +43,10 @@ from .cmdline import parse_command
 # (`llama-bench:`), a source path (`tools/llama-bench/llama-bench.cpp`) or `# llama-bench`.
 # A Windows path with a space is quoted: `'W:\llama\llama.cpp rocm\llama-bench.exe' -m ...`.
 COMMANDS = {"llama_bench": re.compile(
-    r"(?<![\w.-])(?:[^\s>'\"`]*[/\\]llama-bench(?:\.exe)?(?=\s|$|`)"
-    r"|(?P<q>['\"])[^'\"\n]*[/\\]llama-bench(?:\.exe)?(?P=q)(?=\s|$)"
+    # Paths start at a token start and are matched segment by segment without backtracking:
+    # a long run of `=` or `(` must not cost time quadratic in its length.
+    r"(?<![^\s>'\"`])(?:[^\s>'\"`/\\]*+[/\\])++llama-bench(?:\.exe)?(?=\s|$|`)"
+    r"|(?<![\w.-])(?:(?P<q>['\"])[^'\"\n]*[/\\]llama-bench(?:\.exe)?(?P=q)(?=\s|$)"
     r"|llama-bench(?:\.exe)?(?=\s+--?\w))")}
 
 # Lines printed before the table (stderr): device lists, and `build:` when stdout came last

@@ -349,9 +349,11 @@ FORMAT = LineFormat(
     # Each phrase with the start of its value, so prose that names a line is not read as one.
     pattern=re.compile(
         r"vLLM API server version \S|\bargs: (?:Namespace\(|\{)"
-        r"|Initializing an?(?: V\d)? LLM engine \(|#\s*\w+ blocks: \d|\w+ KV cache size: \d"
+        r"|Initializing an?(?: V\d)? LLM engine \(|#\s*\w+ blocks: \d|\b\w+ KV cache size: \d"
         r"|^(?:.*\]\s*)?Maximum concurrency for \d"
-        r"|(?:Loading model weights|Model loading|Loading weights) took \d|init engine\b.*took \d"
+        r"|(?:Loading model weights|Model loading|Loading weights) took \d"
+        # anchored, so a line repeating `init engine` is scanned once, not once per repeat
+        r"|^(?:(?!init engine\b).)*+init engine\b.*took \d"
         r"|Graph capturing finished in \d|Starting vLLM API server (?:\d+ )?on \w+://"
         r"|Application startup complete"),
     build=build,
