@@ -6,7 +6,6 @@ import os
 import shlex
 import socket
 import subprocess
-import sys
 import time
 import tomllib
 from pathlib import Path
@@ -76,9 +75,10 @@ def ensure_tools() -> Path:
     py = TOOLS / "bin" / "python"
     if not py.exists():
         log = LOGS / "tools.log"
-        run([sys.executable.replace(sys.executable, "python3"), "-m", "venv", str(TOOLS)], log)
+        run(["python3", "-m", "venv", str(TOOLS)], log)
         run([str(py), "-m", "pip", "install", "-q", "torch==2.13.0", "transformers",
-             "tokenizers", "safetensors", "numpy", "sentencepiece", "protobuf", "pyyaml"], log)
+             "tokenizers", "safetensors", "numpy", "sentencepiece", "protobuf", "pyyaml",
+             "mistral-common"], log)    # 2025 trees' convert_hf_to_gguf.py imports it
     return py
 
 

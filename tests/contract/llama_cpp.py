@@ -1,1 +1,0 @@
-llamacpp_runs.py
