@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from benchvault.parsers.cmdline import parse_command
+from benchvault.parsers.cmdline import invoked_at, parse_command
 from benchvault.parsers.pyliteral import ReprParseError, parse_namespace, parse_value
 from benchvault.parsers.runcontext import BENCH_COMMANDS, LAUNCH_COMMANDS
 
@@ -55,3 +55,24 @@ def test_command_after_prompt_decoration():
     cmd = parse_command("(vllm) user@host:~/b$ python3 -m sglang.bench_serving --backend sglang "
                         "--num-prompts 5", BENCH_COMMANDS["serving_bench"])
     assert cmd.args == {"backend": "sglang", "num_prompts": "5"}
+
+
+@pytest.mark.parametrize("line, runs", [
+    # vLLM >= 0.2x prints this after the Namespace; it runs nothing (found by make contract).
+    ("WARNING: vllm bench serve no longer sets temperature==0 by default", False),
+    # vLLM 0.32's start-up log names the command in a sentence (found by make contract).
+    ("(APIServer pid=7) INFO 11-23 09:00:01 [api_server.py:1] Scale-out endpoints are disabled. "
+     "Restart vllm serve with --enable-scale-out to enable them.", False),
+    ("We then ran vllm serve with tp=8", False),
+    ("[2025-01-05 11:32:46] vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 8", True),
+    ("(vllm) ubuntu@ip-10-1-1-135:~/b$ python ~/vllm/benchmarks/benchmark_serving.py --seed 1", True),
+    ("\U0001f7e0\u2be0ROCBLAS_USE_HIPBLASLT=1 vllm serve m", True),
+    ('for c in 1 2; do echo "c=$c" && python b/benchmark_serving.py --max-concurrency $c; done',
+     True),
+    ("Run `vllm serve -tp 8 model` first", True),
+])
+def test_a_command_is_run_not_mentioned(line, runs):
+    patterns = [*BENCH_COMMANDS.values(), *LAUNCH_COMMANDS.values()]
+    matches = [m for p in patterns for m in p.finditer(line)]
+    assert matches
+    assert any(invoked_at(line, m.start()) for m in matches) is runs

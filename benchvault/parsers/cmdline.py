@@ -49,22 +49,54 @@ def _tokens(text: str) -> list[str]:
 
 
 PATH_CHARS = set("_./~-+$")
+SHELL_WORDS = {"&&", "||", ";", "|", "do", "then", "else", "time", "nohup", "sudo", "exec", "env",
+               "xargs", "watch", "srun", "+"}
+# A token that ends a prompt or a label before a command: `user@host:~$`, `>`, `❯`, `(venv)`,
+# `[2025-01-05 11:32:46]`, `Full vLLM command:`, `1.`, a backtick.
+PROMPT_ENDINGS = set("$#>%❯)]:.`*-")
+GLUED_PROMPT = re.compile(r"^[^\w\s\x21-\x7e]+")
+LOG_LINE_START = re.compile(
+    r"^\s*(?:\[[^\]]*\]\s*)?(?:\(\w+(?:[ =]\S+)*\)\s*)?(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|NOTICE)\b")
 INTERPRETER_WORD = re.compile(r"^(?:python[\d.]*|-m|-u|-O|uv|run|torchrun|numactl|taskset|nohup|time"
                               r"|sudo|exec|\S+/python[\d.]*)$")
+
+
+def _program_start(text: str, start: int) -> int:
+    """Widen a program-name match to the start of its path (not into a prompt glued to it)."""
+    while start > 0 and (text[start - 1].isascii() and text[start - 1].isalnum()
+                         or text[start - 1] in PATH_CHARS):
+        start -= 1
+    return start
+
+
+def invoked_at(text: str, start: int) -> bool:
+    """Is the program named at ``start`` run by this line, rather than mentioned in a log
+    message or a sentence (`WARNING: vllm bench serve no longer sets ...`, `Restart vllm serve
+    with --enable-scale-out`)?  What may stand before a command: a prompt (`user@host:~$`,
+    `❯`, `(venv)`), a `[timestamp]`, `VAR=1`, an interpreter, a shell keyword or separator,
+    a `... command:` label, list or code markup."""
+    prefix = SHELL_SEPARATORS.split(text[:_program_start(text, start)])[-1]
+    # A prompt symbol repaired from mojibake can stick to the next word (`🟠⯠VAR=1`).
+    words = [GLUED_PROMPT.sub("", w) or "❯" for w in prefix.split()]
+    while words and (INTERPRETER_WORD.match(words[-1]) or ENV_ASSIGNMENT.match(words[-1])
+                     or words[-1] in SHELL_WORDS):
+        words.pop()
+    if not words:
+        return True
+    if LOG_LINE_START.match(" ".join(words)) and not words[-1].lower().endswith("command:"):
+        return False
+    last = words[-1]
+    return last[-1] in PROMPT_ENDINGS or not any(ch.isalpha() for ch in last)
 
 
 def segment_with(text: str, program_re: re.Pattern[str]) -> str | None:
     """The part of a `a && b; c` chain (or loop body) that runs the program, with its path,
     interpreter (`python -m`) and `VAR=value` prefix."""
     for part in SHELL_SEPARATORS.split(text):
-        match = program_re.search(part)
+        match = next((m for m in program_re.finditer(part) if invoked_at(part, m.start())), None)
         if not match:
             continue
-        # Widen to the start of the program's path (not into a prompt glued to it).
-        start = match.start()
-        while start > 0 and (part[start - 1].isascii() and part[start - 1].isalnum()
-                             or part[start - 1] in PATH_CHARS):
-            start -= 1
+        start = _program_start(part, match.start())
         words = part[:start].split()
         keep: list[str] = []
         while words and INTERPRETER_WORD.match(words[-1]):

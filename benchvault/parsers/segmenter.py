@@ -15,6 +15,7 @@ from typing import Iterable, Iterator
 
 from . import block_formats, line_formats
 from .base import Block, BlockFormat, Context, LineFormat, Seen
+from .cmdline import invoked_at
 from .runcontext import LAUNCH_COMMANDS
 
 FENCE_RE = re.compile(r"^\s*(?:`{3,}|~{3,})")
@@ -93,7 +94,6 @@ class Segmenter:
             self.commands.update(fmt.commands)
         # A block format's own command starts a new run: what was printed before it is stale.
         self.run_commands = {kind for fmt in self.formats for kind in fmt.commands}
-        self.any_command = re.compile("|".join(f"(?:{p.pattern})" for p in self.commands.values()))
         self.preambles = [f.preamble for f in self.formats if f.preamble is not None]
         self.ctx = Context(path=path, tags=dict(tags or {}))
         self.heading_levels: list[int] = []
@@ -123,9 +123,18 @@ class Segmenter:
         if pending is not None:
             yield pending
 
+    def _command_kind(self, text: str) -> str | None:
+        """Which command this line runs, if it runs one (a log line that merely names
+        `vllm serve` runs nothing)."""
+        if not any(hint in text for hint in COMMAND_HINTS):
+            return None
+        for kind, pattern in self.commands.items():
+            if any(invoked_at(text, m.start()) for m in pattern.finditer(text)):
+                return kind
+        return None
+
     def _is_command(self, text: str) -> bool:
-        return any(hint in text for hint in COMMAND_HINTS) and \
-            self.any_command.search(text) is not None
+        return self._command_kind(text) is not None
 
     def _still_open(self, text: str) -> bool:
         if _opens_repr(text):
@@ -184,14 +193,12 @@ class Segmenter:
             bold = BOLD_LINE_RE.match(text)
             if bold:
                 self.ctx.caption = re.sub(r"\s+", " ", ENTITY_RE.sub(" ", bold.group("text"))).strip()
-        if self._is_command(text):
-            for kind, pattern in self.commands.items():
-                if pattern.search(text):
-                    self.ctx.commands[kind] = Seen(kind, text, start, self._depth)
-                    if kind in self.run_commands:
-                        self.ctx.namespace = None
-                        self.ctx.printed = {}
-                    break
+        kind = self._command_kind(text)
+        if kind is not None:
+            self.ctx.commands[kind] = Seen(kind, text, start, self._depth)
+            if kind in self.run_commands:
+                self.ctx.namespace = None
+                self.ctx.printed = {}
             return
         stripped = text.lstrip()
         if stripped.startswith("Namespace("):
