@@ -49,7 +49,7 @@ def unexplained(row: dict) -> list:
 
 def status(row: dict) -> str:
     if "captures" not in row:
-        return "not run: " + row["entry"].get("reason", "no captures yet")
+        return "not run: " + row["entry"].get("reason", "no captures yet").split(";")[0]
     if unexplained(row):
         return f"FAIL ({len(row['failed'])} of {row['captures']} captures)"
     if row["failed"]:
