@@ -23,6 +23,7 @@ import secrets
 import shutil
 import signal
 import subprocess
+import time
 import urllib.request
 from pathlib import Path
 
@@ -212,6 +213,9 @@ def bench(entry: dict, progress=lambda msg: None) -> Path:
             progress("spec bench")
             _bench(py, server, "spec_c2", bench_cases(entry)[0][1], dest, log,
                    entry.get("spec_client_args", ["--temperature", "0"]))
+            # The `SpecDecoding metrics:` line is logged every 10 s: let one land before stopping
+            # (0.27.1's capture was stopped before any did).
+            time.sleep(12)
             (dest / "spec_server.metrics.txt").write_text(_metrics_subset(server.metrics()))
     write_about(dest, entry)
     return dest
