@@ -352,19 +352,11 @@ def check_vllm_server(log: Path, about: dict) -> Report:
 # Known benchvault bugs the contract runs found, outside the format modules this suite may fix:
 # (fixture dir prefix, compared field) -> why.  A capture whose only mismatches are listed here
 # is an expected failure; once fixed it simply passes, and its entry should be removed.
-KNOWN = {
-    ("vllm-0.32.0", field): (
-        "vllm bench serve >= 0.2x prints 'WARNING: vllm bench serve no longer sets "
-        "temperature==0 ...' after the Namespace; the segmenter takes that line for the bench "
-        "command (runcontext.BENCH_COMMANDS matches anywhere in a line), so the real command and "
-        "the printed Namespace are dropped and backend/model/num_prompts stay empty")
-    for field in ("backend", "model_id", "num_prompts", "request_rate", "burstiness")
+KNOWN: dict[tuple[str, str], str] = {
+    # Empty since 2928afa fixed the two the first runs found (vLLM 0.32's 'WARNING: vllm bench
+    # serve no longer sets temperature==0 ...' taken for the bench command, dropping the
+    # command and Namespace; 'Restart vllm serve with --enable-scale-out' taken for a launch).
 }
-KNOWN[("vllm-0.32.0", "launches")] = (
-    "vLLM 0.32 logs 'Scale-out endpoints are disabled. Restart vllm serve with "
-    "--enable-scale-out to enable them.'; runcontext.LAUNCH_COMMANDS matches `vllm serve` "
-    "anywhere in a line, so a second, bogus launch (model 'with') is stored and the "
-    "spec-decode lines after it are linked to that launch")
 
 
 def known(fixture_dir: str, field: str) -> str | None:
