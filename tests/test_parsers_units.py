@@ -76,3 +76,25 @@ def test_a_command_is_run_not_mentioned(line, runs):
     matches = [m for p in patterns for m in p.finditer(line)]
     assert matches
     assert any(invoked_at(line, m.start()) for m in matches) is runs
+
+
+@pytest.mark.parametrize("line", [
+    # Found by bench/fuzz_campaign.py: `inf` where a count belongs raised OverflowError.
+    "INFO 08-05 11:33:17 [metrics.py:417] Avg prompt throughput: 1239.8 tokens/s, Avg generation "
+    "throughput: 25.9 tokens/s, Running: 5 reqs, Swapped: 0 reqs, Pending: inf reqs, GPU KV "
+    "cache usage: 35.1%, CPU KV cache usage: 0.0%.",
+    "INFO 08-05 11:34:35 [metrics.py:439] Speculative metrics: Draft acceptance rate: 0.675, "
+    "System efficiency: 0.531, Number of speculative tokens: inf, Number of accepted tokens: "
+    "8485, Number of draft tokens: 12568, Number of emitted tokens: 10004.",
+])
+def test_a_count_that_is_not_whole_is_a_warning(tmp_path, line):
+    from benchvault.ingest import ingest_file
+    from benchvault.schemas.store import connect
+
+    log = tmp_path / "server.log"
+    log.write_text(line + "\n")
+    db = connect(tmp_path / "w.db")
+    result = ingest_file(db, log)
+    db.close()
+    (warning,) = result.warnings
+    assert warning.line == 1 and "inf is not a whole number" in warning.reason

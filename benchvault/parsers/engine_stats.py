@@ -25,7 +25,7 @@ from lark import Lark, v_args
 from ..schemas.server import EngineStat
 from . import grammar
 from .base import Context, LineFormat, Parsed
-from .grammar import ColumnTransformer, flatten
+from .grammar import ColumnTransformer, flatten, whole_number
 from .vllm_server_log import split_log_line
 
 INT_COLUMNS = {"running", "swapped", "waiting", "engine_index"}
@@ -73,7 +73,7 @@ def build(line: int, text: str, context: Context) -> Parsed:
     log = split_log_line(text)
     columns, extra = parse_message(log.message)
     for column in INT_COLUMNS & columns.keys():
-        columns[column] = int(columns[column])
+        columns[column] = whole_number(columns[column], column)
     row = EngineStat(logged_at=log.time.text() if log.time else None,
                      section=context.section_text, label=context.label_or_heading,
                      tags=context.tags or None, extra=extra or None, **columns)

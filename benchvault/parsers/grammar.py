@@ -3,6 +3,7 @@ a parse failure becomes a :class:`BlockParseError` that names the line."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from lark import Lark, Transformer, Tree
@@ -51,3 +52,10 @@ def parse(parser: Lark, text: str, what: str) -> Any:
         raise BlockParseError(f"unexpected line in {what}{where}: {bad[:200]!r}", line) from None
     except LarkError as exc:
         raise BlockParseError(f"cannot read {what}: {exc}") from None
+
+
+def whole_number(value: float, what: str) -> int:
+    """A count as an int; `inf`, `nan` or `2.5` where a count belongs is an error, not a crash."""
+    if not math.isfinite(value) or value != int(value):
+        raise BlockParseError(f"{what}: {value!r} is not a whole number")
+    return int(value)
