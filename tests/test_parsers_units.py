@@ -98,3 +98,18 @@ def test_a_count_that_is_not_whole_is_a_warning(tmp_path, line):
     db.close()
     (warning,) = result.warnings
     assert warning.line == 1 and "inf is not a whole number" in warning.reason
+
+
+@pytest.mark.parametrize("raw, shown", [
+    ("2024-08-01T12:00:00.1234567Z Successful requests: 10", "Successful requests: 10"),
+    ("vllm-bench-1  | Successful requests: 10", "Successful requests: 10"),
+    ("[pod/bench-7c9/bench] Successful requests: 10", "Successful requests: 10"),
+    # Left alone: prose that starts with a date, table rows, vLLM's own bracketed time.
+    ("2025-01-05 11:32:46 we started the sweep", "2025-01-05 11:32:46 we started the sweep"),
+    ("CPU | 8 | x", "CPU | 8 | x"),
+    ("[2025-01-05 11:32:46] vllm serve m", "[2025-01-05 11:32:46] vllm serve m"),
+])
+def test_log_collector_prefixes_are_removed(raw, shown):
+    from benchvault.parsers.lines import clean_line
+
+    assert clean_line(raw) == shown

@@ -19,6 +19,14 @@ import ftfy
 # CSI sequences (colours, cursor moves), OSC sequences (window titles) and two-byte escapes.
 ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 SNIFF_BYTES = 8192
+# What log collectors put before every line of a program's output: `docker logs -t` / GitHub
+# Actions / Kubernetes RFC 3339 timestamps, `docker compose` service names (`bench-1  | `),
+# `kubectl logs --prefix` (`[pod/vllm-0/vllm] `).  Removed so a result block still starts its
+# line; plain dates in prose (no `T`, no zone) are left alone.
+COLLECTOR_PREFIX_RE = re.compile(
+    r"^(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})[ \t]"
+    r"|[\w.-]+[-_]\d+[ \t]+\|[ \t]"
+    r"|\[pod/[^\]\s]+\][ \t])")
 
 
 class UnreadableFile(Exception):
@@ -45,6 +53,8 @@ def clean_line(text: str) -> str:
         text = ANSI_RE.sub("", text)
     if not text.isascii():
         text = ftfy.fix_text(text, unescape_html=False, uncurl_quotes=False)
+    if text[:1].isdigit() or text[:1] == "[" or "|" in text[:64]:
+        text = COLLECTOR_PREFIX_RE.sub("", text, count=1)
     return text.rstrip()
 
 
