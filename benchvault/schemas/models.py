@@ -160,7 +160,8 @@ ServingRun.__doc__ = "One serving benchmark result block with its context."
 ServingRun.__table__ = "serving_runs"
 ServingRun.__description__ = ("One row per serving benchmark result block (vLLM "
                               "benchmark_serving.py / vllm bench serve, SGLang bench_serving).")
-ServingRun.__foreign_keys__ = (("source_id", "sources", "id"),)
+ServingRun.__foreign_keys__ = (("source_id", "sources", "id"),
+                              ("launch_id", "server_launches", "id"))
 
 
 class LatencyStat(Row):
