@@ -104,3 +104,16 @@ def test_fenced_and_numberless_tables_are_skipped(tmp_path):
     got = rows(db, "SELECT caption, row_key, column_name, value, unit FROM published_results")
     assert got == [{"caption": "Results @ c=4", "row_key": "llama | 7b", "column_name": "tok/s",
                     "value": 12.5, "unit": "tok/s"}]
+
+
+def test_tables_in_a_plain_log_are_tool_output_not_published(tmp_path):
+    # llama-bench's SYCL device list, printed into a terminal log: not a published result.
+    log = tmp_path / "sycl.log"
+    log.write_text("| ID | Device Type | Name | Max compute units |\n|----|---|---|---|\n"
+                   "| 0 | [level_zero:gpu:0] | Intel Arc A770 | 512 |\n")
+    note = tmp_path / "note.md"
+    note.write_text(log.read_text())
+    db = tmp_path / "w.db"
+    ingest_into(db, log, note)
+    found = rows(db, "SELECT s.name FROM published_tables t JOIN sources s ON s.id = t.source_id")
+    assert found == [{"name": "note.md"}]

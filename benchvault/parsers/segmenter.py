@@ -96,6 +96,8 @@ class Segmenter:
         self.run_commands = {kind for fmt in self.formats for kind in fmt.commands}
         self.preambles = [f.preamble for f in self.formats if f.preamble is not None]
         self.ctx = Context(path=path, tags=dict(tags or {}))
+        # A plain log is program output throughout: its tables are tool output, not published.
+        self.ctx.fenced = not self.markdown
         self.heading_levels: list[int] = []
         self.in_fence = False
 
@@ -183,7 +185,7 @@ class Segmenter:
     def _context_line(self, start: int, text: str) -> None:
         if FENCE_RE.match(text):
             self.in_fence = not self.in_fence
-            self.ctx.fenced = self.in_fence
+            self.ctx.fenced = self.in_fence or not self.markdown
             return
         if self.markdown and not self.in_fence:
             heading = HEADING_RE.match(text)
