@@ -121,7 +121,9 @@ def check_values_come_from_text(db: Path) -> None:
     """Every block-derived number stored is a number printed in that row's raw text."""
     conn = sqlite3.connect(db)
     try:
-        for row in conn.execute(f"SELECT raw_text, {', '.join(BLOCK_COLUMNS)} FROM serving_runs"):
+        # Printed result blocks (a saved-result JSON row keeps no raw copy of every number).
+        for row in conn.execute(f"SELECT raw_text, {', '.join(BLOCK_COLUMNS)} FROM serving_runs "
+                                "WHERE format = 'vllm_serving'"):
             printed = {float(t) for t in TOKEN_RE.findall(row[0] or "")}
             for column, value in zip(BLOCK_COLUMNS, row[1:]):
                 assert value is None or float(value) in printed, (column, value)

@@ -15,9 +15,15 @@ from benchvault.schemas.store import columns, connect, row_models
 from benchvault.serve import metadata, pint_parses, read_schema, table_metadata
 from conftest import rows
 
-# Numeric columns that are references or settings without a dimension, not measurements.
-IDENTIFIERS = {"id", "port", "seed", "line", "line_start", "line_end"}
+# Numeric columns that are references, positions or settings without a dimension, not
+# measurements; on/off flags (bool in the models) are skipped too.
+IDENTIFIERS = {"id", "port", "seed", "line", "line_start", "line_end", "table_index",
+               "row_index", "request_index", "engine_index", "main_gpu", "build_number",
+               "flash_attn", "no_op_offload"}
 DIMENSIONLESS = {"burstiness"}  # shape factor of the arrival distribution
+# A value whose unit differs row by row: published_results has a `unit` column beside it,
+# a /metrics sample's unit is in its metric's name.
+UNIT_PER_ROW = {("published_results", "value"), ("metrics_samples", "value")}
 
 
 def _sql(meta: dict, db: Path, name: str) -> str:
@@ -37,11 +43,10 @@ def test_every_column_described_and_every_measure_has_a_unit(seeds_db, seeds_met
         for column, description in tables[name]["columns"].items():
             assert description.strip(), f"{name}.{column} has no description"
     for model in row_models():
-        if model.__table__ not in ("sources", "serving_runs", "latency_stats", "unparsed_blocks"):
-            continue  # other areas' tables are checked by their own tests
         for column, kind in columns(model).items():
             if kind not in (int, float) or column in IDENTIFIERS | DIMENSIONLESS \
-                    or column.endswith("_id"):
+                    or (model.__table__, column) in UNIT_PER_ROW or column.endswith("_id") \
+                    or "bool" in str(model.model_fields[column].annotation):
                 continue
             unit = units[model.__table__].get(column)
             assert unit, f"{model.__table__}.{column} is numeric and has no unit"

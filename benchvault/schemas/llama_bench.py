@@ -76,8 +76,8 @@ class LlamaBenchResult(Provenance):
     no_op_offload: int | None = col("Op offload disabled (`-nopo`).")
     no_host: bool | None = col("Host buffer disabled (`--no-host`).")
     repack: bool | None = col("Weights repacked for the CPU (`repack`, markdown `rpk`).")
-    fit_target: int | None = col("`-fitt` target of fitting the model to device memory "
-                                 "(markdown `fitt`).")
+    fit_target: int | None = col("`-fitt` margin to leave free per device when fitting the model "
+                                 "to device memory (markdown `fitt`).", "MiB")
     fit_min_ctx: int | None = col("`-fitc` smallest context fitting may choose (markdown "
                                   "`fitc`).", "tokens")
     n_prompt: int | None = col("Prompt tokens processed (`pp512` → 512).", "tokens", facet=True)

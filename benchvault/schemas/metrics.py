@@ -27,7 +27,7 @@ class MetricsScrape(Row):
     timestamp_ms: int | None = col("Latest sample timestamp in the scrape (ms since the "
                                    "epoch), when samples carry one.", "ms")
     samples: int | None = col("Samples in the scrape.", "samples")
-    families: int | None = col("Metric families (# TYPE lines) in the scrape.")
+    families: int | None = col("Metric families (# TYPE lines) in the scrape.", "families")
 
 
 class MetricsSample(Row):
