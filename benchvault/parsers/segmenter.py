@@ -29,6 +29,7 @@ BOLD_LINE_RE = re.compile(r"^\s*(\*\*|__)(?P<text>(?:(?!\1).)+)\1[\s:.]*(?:&#x20
 # Lines that start something new, so they never continue a wrapped command.
 NOT_CONTINUATION_RE = re.compile(
     r"^(?:Namespace\(|=|-{3,}|#|INFO|WARNING|DEBUG|ERROR|\(|\[|\||`{3}|~{3}|\d+%\||Running\b)")
+BLOCKQUOTE_RE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".mkd")
 # Every command pattern names one of these words; a line without them skips the regexes.
 COMMAND_HINTS = ("bench", "serve", "llama", "sglang")
@@ -232,6 +233,9 @@ class Segmenter:
         block: Block | None = None
         ended: Block | None = None         # an end=None block still looking for its trailer
         gap: list[str] = []
+        if self.markdown:
+            # Output quoted in a reply (`> ====== Serving Benchmark Result ======`) is output.
+            lines = ((n, BLOCKQUOTE_RE.sub("", t, count=1)) for n, t in lines)
         for start, end, text in self.logical_lines(lines):
             if block is not None:
                 fmt = block.format
