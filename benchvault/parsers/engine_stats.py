@@ -17,7 +17,6 @@ gpu_kv_cache_usage_pct=9.2, cpu_kv_cache_usage_pct=0.0``.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any
 
 from lark import Lark, v_args
@@ -59,10 +58,8 @@ class LineToColumns(ColumnTransformer):
         return name, float(children[1])
 
 
-@lru_cache(maxsize=None)
 def _parser() -> Lark:
-    return Lark.open("engine_stats.lark", rel_to=__file__, parser="lalr",
-                     maybe_placeholders=False, transformer=LineToColumns())
+    return grammar.in_parser("engine_stats.lark", __file__, LineToColumns)
 
 
 def parse_message(message: str) -> tuple[dict[str, Any], dict[str, Any]]:

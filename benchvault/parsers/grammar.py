@@ -4,6 +4,7 @@ a parse failure becomes a :class:`BlockParseError` that names the line."""
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any
 
 from lark import Lark, Transformer, Tree
@@ -36,6 +37,14 @@ def flatten(items):
             yield from flatten(item.children)
         else:
             yield item
+
+
+@lru_cache(maxsize=None)
+def in_parser(grammar_file: str, module_file: str, transformer: type[Transformer]) -> Lark:
+    """The LALR parser of ``grammar_file`` (beside ``module_file``) with ``transformer`` run
+    inside it: no parse tree is built, about twice as fast.  Built once per process."""
+    return Lark.open(grammar_file, rel_to=module_file, parser="lalr", maybe_placeholders=False,
+                     transformer=transformer())
 
 
 def parse(parser: Lark, text: str, what: str) -> Any:

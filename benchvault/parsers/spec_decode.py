@@ -18,7 +18,6 @@ its launch and to the serving run printed after it in the same section.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any
 
 from lark import Lark, v_args
@@ -86,10 +85,8 @@ class LineToColumns(ColumnTransformer):
         return name, _number(children[1])
 
 
-@lru_cache(maxsize=None)
 def _parser() -> Lark:
-    return Lark.open("spec_decode.lark", rel_to=__file__, parser="lalr",
-                     maybe_placeholders=False, transformer=LineToColumns())
+    return grammar.in_parser("spec_decode.lark", __file__, LineToColumns)
 
 
 def parse_message(message: str) -> tuple[str, dict[str, Any], dict[str, Any]]:

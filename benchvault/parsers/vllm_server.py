@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
 from typing import Any
 
 from lark import Lark, Token, Transformer, v_args
@@ -140,10 +139,8 @@ def engine_config_values(text: str) -> dict[str, Any]:
     return out
 
 
-@lru_cache(maxsize=None)
 def _parser() -> Lark:
-    return Lark.open("vllm_server.lark", rel_to=__file__, parser="lalr",
-                     maybe_placeholders=False, transformer=LineToFacts())
+    return grammar.in_parser("vllm_server.lark", __file__, LineToFacts)
 
 
 def parse_message(message: str) -> tuple[str, dict[str, Any]]:
