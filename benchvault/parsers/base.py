@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Callable, Iterable
 
 from pydantic import BaseModel
 
@@ -75,10 +75,6 @@ class Block:
     @property
     def text(self) -> str:
         return "\n".join(self.lines)
-
-
-class Record(Protocol):
-    """A validated row; ``children`` are rows of other tables that point back to it."""
 
 
 @dataclass
@@ -189,7 +185,3 @@ class FileFormat:
     upstream: tuple[str, ...]
     sniff: Callable[[bytes, str], bool]
     read: Callable[[Any, Context], Iterable["Parsed | Problem"]]
-
-
-def numbers_only(items: Iterable[tuple[str, Any]]) -> dict[str, Any]:
-    return {k: v for k, v in items if v is not None}
