@@ -29,7 +29,7 @@ INSERT_BATCH = 500
 
 
 @dataclass
-class Warning_:
+class IngestWarning:
     line: int
     reason: str
     format: str | None = None
@@ -44,7 +44,7 @@ class FileResult:
     path: str
     status: str = "ingested"          # ingested | unchanged | replaced | error
     counts: dict[str, int] = field(default_factory=dict)
-    warnings: list[Warning_] = field(default_factory=list)
+    warnings: list[IngestWarning] = field(default_factory=list)
     error: str | None = None
 
     @property
@@ -69,7 +69,7 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def parse_file(path: Path, tags: dict[str, str] | None = None,
-               report: ReadReport | None = None) -> Iterator[Parsed | Warning_]:
+               report: ReadReport | None = None) -> Iterator[Parsed | IngestWarning]:
     """Every row (with children) and every warning in ``path``, in file order."""
     report = report if report is not None else ReadReport()
     whole = _file_format(path)
@@ -79,7 +79,7 @@ def parse_file(path: Path, tags: dict[str, str] | None = None,
     segmenter = Segmenter(str(path), tags=tags)
     for item in segmenter.run(iter_lines(path, report)):
         if isinstance(item, Truncated):
-            yield Warning_(item.line_start, f"{item.format.name}: block starts here but never "
+            yield IngestWarning(item.line_start, f"{item.format.name}: block starts here but never "
                            f"ends (cut off at line {item.line_end}?)", item.format.name,
                            "\n".join(item.lines))
         elif isinstance(item, Block):
@@ -87,10 +87,10 @@ def parse_file(path: Path, tags: dict[str, str] | None = None,
         elif isinstance(item, LineHit):
             yield from _build_line(item)
     if report.binary:
-        yield Warning_(1, "binary file (NUL bytes, not UTF-16): not read")
+        yield IngestWarning(1, "binary file (NUL bytes, not UTF-16): not read")
     for lineno in report.fallback_lines[:1]:
         more = len(report.fallback_lines) - 1
-        yield Warning_(lineno, "not UTF-8; read as Latin-1" + (f" (and {more} more lines)"
+        yield IngestWarning(lineno, "not UTF-8; read as Latin-1" + (f" (and {more} more lines)"
                                                                  if more else ""))
 
 
@@ -105,49 +105,49 @@ def _file_format(path: Path) -> FileFormat | None:
 
 
 def _read_whole(fmt: FileFormat, path: Path, tags: dict[str, str] | None
-                ) -> Iterator[Parsed | Warning_]:
+                ) -> Iterator[Parsed | IngestWarning]:
     for item in fmt.read(path, Context(path=str(path), tags=dict(tags or {}))):
         if isinstance(item, Problem):
-            yield Warning_(item.line, f"{fmt.name}: {item.reason}", fmt.name, item.raw_text)
+            yield IngestWarning(item.line, f"{fmt.name}: {item.reason}", fmt.name, item.raw_text)
         else:
             yield item
 
 
-def _build_block(block: Block) -> Iterator[Parsed | Warning_]:
+def _build_block(block: Block) -> Iterator[Parsed | IngestWarning]:
     name = block.format.name
     try:
         parsed = block.format.build(block)
     except BlockParseError as exc:
         line = block.line_start + (exc.line - 1 if exc.line else 0)
-        yield Warning_(line, f"{name}: {exc.reason}", name, block.text)
+        yield IngestWarning(line, f"{name}: {exc.reason}", name, block.text)
         return
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
-        yield Warning_(block.line_start, f"{name}: {where}: {first.get('msg')}", name, block.text)
+        yield IngestWarning(block.line_start, f"{name}: {where}: {first.get('msg')}", name, block.text)
         return
     # A table block gives a row (or a problem) per line of the table.
     for item in parsed if isinstance(parsed, list) else [parsed]:
         if isinstance(item, Problem):
-            yield Warning_(item.line, f"{name}: {item.reason}", name, item.raw_text)
+            yield IngestWarning(item.line, f"{name}: {item.reason}", name, item.raw_text)
             continue
         _stamp(item, block.line_start, block.line_end, block.text)
         for line, reason in item.warnings:
-            yield Warning_(line, f"{name}: {reason}", name)
+            yield IngestWarning(line, f"{name}: {reason}", name)
         yield item
 
 
-def _build_line(hit: LineHit) -> Iterator[Parsed | Warning_]:
+def _build_line(hit: LineHit) -> Iterator[Parsed | IngestWarning]:
     name = hit.format.name
     try:
         parsed = hit.format.build(hit.line, hit.text, hit.context)
     except (BlockParseError, ValidationError, ValueError) as exc:
-        yield Warning_(hit.line, f"{name}: {exc}", name, hit.text)
+        yield IngestWarning(hit.line, f"{name}: {exc}", name, hit.text)
         return
     if isinstance(parsed, Facts):
         # One line of a record many lines assemble (a server launch): the Linker merges it.
         parsed.line, parsed.text = hit.line, hit.text
-        yield from (Warning_(line, f"{name}: {reason}", name) for line, reason in parsed.warnings)
+        yield from (IngestWarning(line, f"{name}: {reason}", name) for line, reason in parsed.warnings)
         yield parsed
     elif parsed is not None:
         _stamp(parsed, hit.line, hit.line, hit.text)
@@ -192,7 +192,7 @@ def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | No
         source_id = store.insert(db, source)
         _write_rows(db, source_id, parse_file(path, tags, report), result)
         if size == 0:
-            result.warnings.append(Warning_(1, "empty file"))
+            result.warnings.append(IngestWarning(1, "empty file"))
         for warning in result.warnings:
             store.insert(db, UnparsedBlock(source_id=source_id, format=warning.format,
                                            line=warning.line, reason=warning.reason,
@@ -222,12 +222,12 @@ def _existing(db: sqlite_utils.Database, abspath: str) -> dict | None:
     return rows[0] if rows else None
 
 
-def _write_rows(db: sqlite_utils.Database, source_id: int, items: Iterable[Parsed | Warning_],
+def _write_rows(db: sqlite_utils.Database, source_id: int, items: Iterable[Parsed | IngestWarning],
                 result: FileResult) -> None:
     writer = store.BatchWriter(db)
     linker = Linker(db, source_id, flush=writer.flush)
     for item in items:
-        if isinstance(item, Warning_):
+        if isinstance(item, IngestWarning):
             result.warnings.append(item)
             continue
         if isinstance(item, Facts):
