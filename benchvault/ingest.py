@@ -30,6 +30,8 @@ INSERT_BATCH = 500
 
 @dataclass
 class IngestWarning:
+    """A problem at file:line; stored in unparsed_blocks with the text it concerns."""
+
     line: int
     reason: str
     format: str | None = None
