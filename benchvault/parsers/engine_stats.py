@@ -24,11 +24,8 @@ from lark import Lark, v_args
 from ..schemas.server import EngineStat
 from . import grammar
 from .base import Context, LineFormat, Parsed
-from .grammar import ColumnTransformer, flatten, whole_number
-from .vllm_server_log import split_log_line
-
-INT_COLUMNS = {"running", "swapped", "waiting", "engine_index"}
-
+from .grammar import ColumnTransformer, flatten
+from .vllm_server_log import row_from_log_line, split_log_line
 
 @v_args(inline=True)
 class LineToColumns(ColumnTransformer):
@@ -69,12 +66,7 @@ def parse_message(message: str) -> tuple[dict[str, Any], dict[str, Any]]:
 def build(line: int, text: str, context: Context) -> Parsed:
     log = split_log_line(text)
     columns, extra = parse_message(log.message)
-    for column in INT_COLUMNS & columns.keys():
-        columns[column] = whole_number(columns[column], column)
-    row = EngineStat(logged_at=log.time.text() if log.time else None,
-                     section=context.section_text, label=context.label_or_heading,
-                     tags=context.tags or None, extra=extra or None, **columns)
-    return Parsed(row=row)
+    return Parsed(row=row_from_log_line(EngineStat, log, context, columns, extra))
 
 
 FORMAT = LineFormat(

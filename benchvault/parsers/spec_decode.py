@@ -25,15 +25,12 @@ from lark import Lark, v_args
 from ..schemas.server import SpecDecodeMetric
 from . import grammar
 from .base import Context, LineFormat, Parsed
-from .grammar import ColumnTransformer, flatten, whole_number
-from .vllm_server_log import split_log_line
+from .grammar import ColumnTransformer, flatten
+from .vllm_server_log import row_from_log_line, split_log_line
 
 STAGE_COLUMNS = {"average_time_per_proposal_tok_ms": "proposal_time_per_token_ms",
                  "scoring_time_ms": "scoring_time_ms",
                  "verification_time_ms": "verification_time_ms"}
-INT_COLUMNS = {"num_speculative_tokens", "accepted_tokens", "draft_tokens", "emitted_tokens"}
-
-
 def _number(text: str) -> float:
     return float(text)
 
@@ -96,12 +93,8 @@ def parse_message(message: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
 def build(line: int, text: str, context: Context) -> Parsed:
     log = split_log_line(text)
     kind, columns, extra = parse_message(log.message)
-    for column in INT_COLUMNS & columns.keys():
-        columns[column] = whole_number(columns[column], column)
-    row = SpecDecodeMetric(kind=kind, logged_at=log.time.text() if log.time else None,
-                           section=context.section_text, label=context.label_or_heading,
-                           tags=context.tags or None, extra=extra or None, **columns)
-    return Parsed(row=row)
+    return Parsed(row=row_from_log_line(SpecDecodeMetric, log, context, columns, extra,
+                                        kind=kind))
 
 
 FORMAT = LineFormat(

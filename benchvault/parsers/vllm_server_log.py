@@ -18,6 +18,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
+from typing import Any
+
+from .base import Context
+from .grammar import whole_number
 
 LOG_PREFIX = re.compile(
     r"(?:^|\s|\))(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\s+"
@@ -74,3 +78,16 @@ def seconds_between(first: LogTime, last: LogTime, year: int | None = None) -> f
     if end < start and last.year is None:
         end = end.replace(year=end.year + 1)
     return (end - start).total_seconds()
+
+
+def row_from_log_line(model: type, log: LogLine, context: Context, columns: dict[str, Any],
+                      extra: dict[str, Any], **fields: Any) -> Any:
+    """A ``model`` row from a parsed log message: counts made whole numbers (the model's int
+    columns), with the line's time and the context every such row carries."""
+    for column, field in model.model_fields.items():
+        if column in columns and "int" in str(field.annotation):
+            columns[column] = whole_number(columns[column], column)
+    return model(logged_at=log.time.text() if log.time else None, section=context.section_text,
+                 label=context.label_or_heading, tags=context.tags or None,
+                 extra=extra or None, **fields, **columns)
+
