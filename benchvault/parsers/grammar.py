@@ -11,6 +11,9 @@ from lark import Lark, Transformer, Tree
 from lark.exceptions import LarkError, UnexpectedInput
 
 from .base import BlockParseError
+from .memo import Memo
+
+_MEMOS: dict[int, Memo] = {}
 
 
 class ColumnTransformer(Transformer):
@@ -48,10 +51,14 @@ def in_parser(grammar_file: str, module_file: str, transformer: type[Transformer
 
 
 def parse(parser: Lark, text: str, what: str) -> Any:
-    """``parser.parse(text)``, or a BlockParseError naming the line (within ``text``) and what
-    was found there: ``unexpected line in <what>: '<that line>'``."""
+    """``parser.parse(text)`` (each shape of text parsed once, see :mod:`.memo`), or a
+    BlockParseError naming the line (within ``text``) and what was found there:
+    ``unexpected line in <what>: '<that line>'``."""
+    memo = _MEMOS.get(id(parser))
+    if memo is None:
+        memo = _MEMOS[id(parser)] = Memo(parser.parse)
     try:
-        return parser.parse(text)
+        return memo(text)
     except UnexpectedInput as exc:
         line = getattr(exc, "line", None)
         lines = text.splitlines()

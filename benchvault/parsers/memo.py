@@ -1,0 +1,160 @@
+"""Parse each *shape* of text once: a cache keyed by the text with its numbers taken out.
+
+A sweep prints the same result block twenty times with different numbers; a server log prints
+the same stats line every ten seconds.  The grammar decides what a shape means the first time
+it is seen; after that the numbers of a new text are put where the grammar put the first one's.
+
+How the mapping is learnt, and why it is safe:
+
+* A *slot* is a plain decimal number standing alone (`39.09`, `64`, not `P99`, `v0.6.6`,
+  `1e5`, `007`, `127.0.0.1`).  The key is the text around the slots plus each slot's shape
+  (whole or decimal).
+* On a miss the grammar parses the text, and parses it again with every slot replaced by a
+  distinct sentinel number.  Where the sentinel's result holds a sentinel (as text inside a
+  string, or as the number itself) the template puts that slot.
+* The template is kept only if filling it with the first text's own numbers gives exactly what
+  the grammar gave for that text (same values, same types).  A grammar that computes with a
+  number (`MiB → GiB`), re-formats it, or lets it change the parse fails that check and its
+  shape is simply parsed every time.
+* Only plain data (str, int, float, bool, None in lists, tuples and dicts) is templated; a
+  result holding anything else (a lark Token with its line) is always parsed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+# A standalone number: not part of a word, a version, an address, an exponent or `1,024`.
+SLOT_RE = re.compile(r"(?<![\w.])(?<!\d,)((?:0|[1-9]\d*)(?:\.\d+)?)(?![\w.]|,\d)")
+MAX_SHAPES = 4096          # per parser; past that, new shapes are parsed every time
+_PLAIN = (str, int, float, bool, type(None))
+_UNCACHEABLE = object()
+
+
+def _sentinel(index: int, text: str) -> str:
+    # Decimals end in 0, so a grammar that re-renders the number (str(float(x))) loses it.
+    whole = 8_000_000 + 7 * index
+    return f"{whole}.250" if "." in text else str(whole)
+
+
+class _Slot:
+    """A leaf that was the number of slot ``index``, converted as ``kind`` (str, int, float)."""
+
+    __slots__ = ("index", "kind")
+
+    def __init__(self, index: int, kind: type):
+        self.index, self.kind = index, kind
+
+
+class _Spliced:
+    """A string leaf with slots inside it: literal parts around slot indexes."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: list[str | int]):
+        self.parts = parts
+
+
+def _learn(probe_out: Any, sentinels: dict[str, int], finder: re.Pattern[str]) -> Any:
+    """``probe_out`` with every sentinel replaced by a reference to its slot."""
+    kind = type(probe_out)
+    if kind is str:
+        if probe_out in sentinels:
+            return _Slot(sentinels[probe_out], str)
+        pieces = finder.split(probe_out)
+        if len(pieces) == 1:
+            return probe_out
+        return _Spliced([sentinels[p] if i % 2 else p for i, p in enumerate(pieces)])
+    if kind is float or kind is int:
+        for text, index in sentinels.items():
+            if float(text) == probe_out:
+                return _Slot(index, kind)
+        return probe_out
+    if kind is bool or probe_out is None:
+        return probe_out
+    if kind is list or kind is tuple:
+        return kind(_learn(item, sentinels, finder) for item in probe_out)
+    if kind is dict:
+        return {_learn(k, sentinels, finder): _learn(v, sentinels, finder)
+                for k, v in probe_out.items()}
+    raise TypeError(kind)
+
+
+def _fill(template: Any, slots: list[str]) -> Any:
+    kind = type(template)
+    if kind is _Slot:
+        text = slots[template.index]
+        return text if template.kind is str else template.kind(text)
+    if kind is _Spliced:
+        return "".join(slots[p] if type(p) is int else p for p in template.parts)
+    if kind is list or kind is tuple:
+        return kind(_fill(item, slots) for item in template)
+    if kind is dict:
+        return {_fill(k, slots): _fill(v, slots) for k, v in template.items()}
+    return template
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values of the same types all the way down (1 == 1.0 == True is not enough)."""
+    if type(a) is not type(b):
+        return False
+    if type(a) in (list, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if type(a) is dict:
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if type(a) is float and a != a:
+        return b != b
+    return a == b
+
+
+def _plain(value: Any) -> bool:
+    if type(value) in (list, tuple):
+        return all(_plain(v) for v in value)
+    if type(value) is dict:
+        return all(_plain(k) and _plain(v) for k, v in value.items())
+    return type(value) in _PLAIN
+
+
+class Memo:
+    """``Memo(parse)(text)`` is ``parse(text)``, with each shape of ``text`` parsed once."""
+
+    def __init__(self, parse: Callable[[str], Any]):
+        self.parse = parse
+        self.shapes: dict[str, Any] = {}
+        self.hits = self.misses = 0
+
+    def __call__(self, text: str) -> Any:
+        pieces = SLOT_RE.split(text)
+        slots = pieces[1::2]
+        if not slots:
+            return self.parse(text)
+        key = "\x00".join(pieces[0::2]) + "\x00" + "".join("f" if "." in s else "i" for s in slots)
+        template = self.shapes.get(key)
+        if template is not None:
+            if template is _UNCACHEABLE:
+                return self.parse(text)
+            self.hits += 1
+            return _fill(template, slots)
+        self.misses += 1
+        result = self.parse(text)       # a parse error propagates and nothing is kept
+        if len(self.shapes) < MAX_SHAPES:
+            self.shapes[key] = self._template(pieces, slots, result)
+        return result
+
+    def _template(self, pieces: list[str], slots: list[str], result: Any) -> Any:
+        if not _plain(result):
+            return _UNCACHEABLE
+        probe_slots = [_sentinel(i, s) for i, s in enumerate(slots)]
+        probe = "".join(p if i % 2 == 0 else probe_slots[i // 2] for i, p in enumerate(pieces))
+        try:
+            probe_out = self.parse(probe)
+        except Exception:  # the sentinels do not parse: this shape is parsed every time
+            return _UNCACHEABLE
+        if not _plain(probe_out):
+            return _UNCACHEABLE
+        sentinels = {text: i for i, text in enumerate(probe_slots)}
+        finder = re.compile("(" + "|".join(re.escape(s) for s in
+                                          sorted(sentinels, key=len, reverse=True)) + ")")
+        template = _learn(probe_out, sentinels, finder)
+        return template if _same(_fill(template, slots), result) else _UNCACHEABLE
