@@ -158,9 +158,10 @@ def _build_line(hit: LineHit) -> Iterator[Parsed | IngestWarning]:
 
 def _stamp(parsed: Parsed, start: int, end: int, text: str) -> None:
     row = parsed.row
-    for name, value in (("line_start", start), ("line_end", end), ("raw_text", text)):
-        if name in type(row).model_fields and getattr(row, name) is None:
-            setattr(row, name, value)
+    fields = type(row).model_fields
+    store.assign(row, **{name: value for name, value in
+                         (("line_start", start), ("line_end", end), ("raw_text", text))
+                         if name in fields and getattr(row, name) is None})
 
 
 def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | None = None,
@@ -237,7 +238,7 @@ def _write_rows(db: sqlite_utils.Database, source_id: int, items: Iterable[Parse
             continue
         row = item.row
         if "source_id" in type(row).model_fields:
-            row.source_id = source_id
+            store.assign(row, source_id=source_id)
         linker.before_insert(row)
         row_id = writer.add(row)
         linker.after_insert(row, row_id)
@@ -245,7 +246,7 @@ def _write_rows(db: sqlite_utils.Database, source_id: int, items: Iterable[Parse
         for child in item.children:
             for column, target, _ in child.__foreign_keys__:
                 if target == row.__table__:
-                    setattr(child, column, row_id)
+                    store.assign(child, **{column: row_id})
             writer.add(child)
             result.counts[child.__table__] = result.counts.get(child.__table__, 0) + 1
     writer.flush()

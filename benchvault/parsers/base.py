@@ -107,7 +107,7 @@ class BlockFormat:
     table: str
     description: str
     upstream: tuple[str, ...]
-    marker: str                      # cheap substring test before the start regex
+    markers: tuple[str, ...]         # a start line holds one of these (cheap test first)
     start: re.Pattern[str]
     end: re.Pattern[str] | None      # None: the block ends at the first line that is not its own
     max_lines: int
@@ -128,7 +128,7 @@ class BlockFormat:
     consumes: bool = True
 
     def starts(self, line: str) -> bool:
-        return self.marker in line and self.start.search(line) is not None
+        return any(m in line for m in self.markers) and self.start.search(line) is not None
 
 
 @dataclass

@@ -398,7 +398,7 @@ FORMAT = BlockFormat(
                 "command line and `build:` line around it.",
     upstream=("llama.cpp llama-bench (examples/llama-bench, tools/llama-bench) 2023 – 2026",
               "ik_llama.cpp llama-bench"),
-    marker="t/s",
+    markers=("t/s",),
     # `| model | ... | test | t/s |`, or rendered-and-re-pasted `model | ... | test | t/s`
     start=re.compile(r"^(?=\s*(?:\|.*)?\|?\s*model\s*\|)(?=.*\|\s*test\s*\|)"
                      r"(?=.*\|\s*t/s\s*(?:\||$))", re.I),

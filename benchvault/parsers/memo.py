@@ -81,18 +81,38 @@ def _learn(probe_out: Any, sentinels: dict[str, int], finder: re.Pattern[str]) -
     raise TypeError(kind)
 
 
-def _fill(template: Any, slots: list[str]) -> Any:
+def _compile(template: Any) -> Callable[[list[str]], Any]:
+    """``template`` as a function of the slots; parts no slot reaches are built once."""
     kind = type(template)
     if kind is _Slot:
-        text = slots[template.index]
-        return text if template.kind is str else template.kind(text)
+        index, convert = template.index, template.kind
+        return (lambda s: s[index]) if convert is str else (lambda s: convert(s[index]))
     if kind is _Spliced:
-        return "".join(slots[p] if type(p) is int else p for p in template.parts)
+        parts = template.parts
+        return lambda s: "".join([s[p] if type(p) is int else p for p in parts])
     if kind is list or kind is tuple:
-        return kind(_fill(item, slots) for item in template)
+        items = [_compile(item) for item in template]
+        if kind is tuple and all(type(i) is _Constant for i in items):
+            return _Constant(tuple(i.value for i in items))
+        # (is it constant, its value, how to build it): constants cost no call per use.
+        parts = [(type(i) is _Constant, getattr(i, "value", None), i) for i in items]
+        return lambda s: kind([value if constant else build(s) for constant, value, build in parts])
     if kind is dict:
-        return {_fill(k, slots): _fill(v, slots) for k, v in template.items()}
-    return template
+        pairs = [(_compile(k), _compile(v)) for k, v in template.items()]
+        return lambda s: {k(s): v(s) for k, v in pairs}
+    return _Constant(template)
+
+
+class _Constant:
+    """A part of the result no slot reaches: the same (immutable) value every time."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __call__(self, _slots: list[str]) -> Any:
+        return self.value
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -135,7 +155,7 @@ class Memo:
             if template is _UNCACHEABLE:
                 return self.parse(text)
             self.hits += 1
-            return _fill(template, slots)
+            return template(slots)
         self.misses += 1
         result = self.parse(text)       # a parse error propagates and nothing is kept
         if len(self.shapes) < MAX_SHAPES:
@@ -156,5 +176,5 @@ class Memo:
         sentinels = {text: i for i, text in enumerate(probe_slots)}
         finder = re.compile("(" + "|".join(re.escape(s) for s in
                                           sorted(sentinels, key=len, reverse=True)) + ")")
-        template = _learn(probe_out, sentinels, finder)
-        return template if _same(_fill(template, slots), result) else _UNCACHEABLE
+        built = _compile(_learn(probe_out, sentinels, finder))
+        return built if _same(built(slots), result) else _UNCACHEABLE

@@ -144,7 +144,7 @@ FORMAT = BlockFormat(
     description="Prometheus /metrics snapshots (vLLM, SGLang): samples per scrape, rates "
                 "between consecutive scrapes.",
     upstream=("vllm /metrics (prometheus_client), sglang /metrics",),
-    marker="",
+    markers=("HELP", "TYPE", "vllm:", "sglang:"),
     start=re.compile(r"^\s*(?:#\s+(?:HELP|TYPE)\s+[a-zA-Z_:]|(?:vllm|sglang):[a-zA-Z_]\w*[{\s])"),
     end=None,
     max_lines=200_000,

@@ -109,7 +109,7 @@ FORMAT = BlockFormat(
     description="HTML <table> results in reports and notes (outside code fences), one row "
                 "per cell.",
     upstream=("HTML tables in exported reports (GitBook, Notion, Confluence)",),
-    marker="<table",
+    markers=("<table",),
     start=re.compile(r"^\s*(?:<[^>]+>\s*)*<table\b", re.I),
     end=re.compile(r".*</table\s*>", re.I),
     max_lines=20_000,

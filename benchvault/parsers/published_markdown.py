@@ -95,7 +95,7 @@ FORMAT = BlockFormat(
     description="Markdown pipe tables of results in reports and notes (outside code fences), "
                 "one row per cell.",
     upstream=("GitHub-flavoured markdown tables, hand-made or exported by report tools",),
-    marker="|",
+    markers=("|",),
     # a header: at least two cells with text, each closed by a pipe
     start=re.compile(r"^\s*\|(?:\s*[^|\s][^|]*\|){2}"),
     end=None,

@@ -96,6 +96,9 @@ class Segmenter:
         # A block format's own command starts a new run: what was printed before it is stale.
         self.run_commands = {kind for fmt in self.formats for kind in fmt.commands}
         self.preambles = [f.preamble for f in self.formats if f.preamble is not None]
+        # One search says whether any block format could start on a line (most lines: none).
+        self.start_hint = re.compile("|".join(re.escape(m) for f in self.formats
+                                              for m in f.markers))
         self.ctx = Context(path=path, tags=dict(tags or {}))
         # A plain log is program output throughout: its tables are tool output, not published.
         self.ctx.fenced = not self.markdown
@@ -235,7 +238,9 @@ class Segmenter:
         gap: list[str] = []
         if self.markdown:
             # Output quoted in a reply (`> ====== Serving Benchmark Result ======`) is output.
-            lines = ((n, BLOCKQUOTE_RE.sub("", t, count=1)) for n, t in lines)
+            # (`>` can only open a quote within a line's first four characters.)
+            lines = ((n, BLOCKQUOTE_RE.sub("", t, count=1) if ">" in t[:4] else t)
+                     for n, t in lines)
         for start, end, text in self.logical_lines(lines):
             if block is not None:
                 fmt = block.format
@@ -251,8 +256,9 @@ class Segmenter:
                 # another open block that continues with the line (a llama-bench table's rows).
                 own = fmt.end is None and fmt.continues is not None and fmt.continues(text)
                 cut = (FENCE_RE.match(text) or len(block.lines) >= fmt.max_lines
-                       or any(f.starts(text) for f in self.formats
-                              if (f is not fmt or fmt.restarts) and (f.restarts or not own)))
+                       or self.start_hint.search(text) is not None
+                       and any(f.starts(text) for f in self.formats
+                               if (f is not fmt or fmt.restarts) and (f.restarts or not own)))
                 if fmt.end is None and not cut and fmt.continues is not None and fmt.continues(text):
                     block.lines.append(text)
                     block.line_end = end
@@ -284,7 +290,8 @@ class Segmenter:
                 ended = None
                 if trailer:
                     continue
-            started = next((f for f in self.formats if f.starts(text)), None)
+            started = next((f for f in self.formats if f.starts(text)), None) \
+                if self.start_hint.search(text) else None
             if started is not None:
                 block = Block(started, [text], start, end, False, self.ctx.snapshot())
                 if started.end is not None and started.end.match(text):

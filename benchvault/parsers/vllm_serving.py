@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from typing import Any
 
 from lark import Lark, Token, v_args
@@ -48,6 +49,9 @@ def to_number(text: str | None, kind: type) -> int | float | None:
     if text is None:
         return None
     text = text.strip()
+    if text.isascii() and text.replace(".", "", 1).isdigit():  # the usual `39.09`, quickly
+        number = float(text)
+        return _whole_or_error(number, text) if kind is int else number
     if text.lower() in _NOT_SET:
         return None
     # `1.0 (Poisson process)`, `inf RPS.`: the number is the first word.
@@ -56,10 +60,14 @@ def to_number(text: str | None, kind: type) -> int | float | None:
         raise ValueError(f"{text!r} is not a number")
     number = float(head)
     if kind is int and math.isfinite(number):
-        if number != int(number):
-            raise ValueError(f"{text!r} is not a whole number")
-        return int(number)
+        return _whole_or_error(number, text)
     return number
+
+
+def _whole_or_error(number: float, text: str) -> int:
+    if number != int(number):
+        raise ValueError(f"{text!r} is not a whole number")
+    return int(number)
 
 
 @v_args(inline=True)
@@ -96,6 +104,14 @@ def parse_block(text: str) -> list[tuple[str, Any, int]]:
     """The block's items in order; raises BlockParseError naming the line within the block."""
     return grammar.parse(_parser(), text if text.endswith("\n") else text + "\n",
                          "result block")
+
+
+@lru_cache(maxsize=1024)
+def latency_key(label: str) -> tuple[str, float | None, str]:
+    """`P99 TTFT (ms):` → ("p99", 99.0, "ttft"): (stat, percentile, metric); labels repeat."""
+    match = _LATENCY_RE.match(label)
+    stat, pct = _stat_key(match.group(1))
+    return stat, pct, metric_key(match.group(2))
 
 
 def metric_key(printed: str) -> str:
@@ -139,9 +155,7 @@ def build(block: Block) -> Parsed:
                     extra[column] = printed  # SGLang's `Traffic request rate: trace`
             elif kind == "latency":
                 label, printed = payload
-                match = _LATENCY_RE.match(label)
-                stat, pct = _stat_key(match.group(1))
-                metric = metric_key(match.group(2))
+                stat, pct, metric = latency_key(label)
                 value = to_number(printed, float)
                 if value is None:
                     continue
@@ -179,7 +193,7 @@ FORMAT = BlockFormat(
     description="Serving benchmark result block (vLLM benchmark_serving.py, vllm bench serve, "
                 "SGLang bench_serving).",
     upstream=("vllm 0.4 – 0.11 benchmark_serving.py", "vllm bench serve", "sglang bench_serving"),
-    marker="Serving Benchmark Result",
+    markers=("Serving Benchmark Result",),
     start=re.compile(r"^\s*=+\s*Serving Benchmark Result\s*=+\s*$", re.I),
     end=re.compile(r"^\s*={10,}\s*$"),
     max_lines=120,
