@@ -1,8 +1,14 @@
 """Ingest speed and memory, measured against grep on the same files, in one run.
 
-Builds two logs under bench/data/ from the fixtures:
-  * prose-heavy: seed notes' result blocks interleaved with prose and vLLM server chatter;
-  * blocks-only: serving result blocks back to back.
+Builds three logs under bench/data/ from the fixtures:
+  * prose-heavy: what a multi-GB log is made of -- a vLLM server's per-request chatter
+    (uvicorn access lines, `Received request` lines with the prompt, `Added`/`Finished
+    request`), an engine-stats line every ~100 requests, a few lines of notes, and after each
+    run of 1,000 requests the `# c=N` label, the bench command and a seed's result block;
+  * blocks-only: serving result blocks back to back;
+  * chatter-heavy: the seeds' blocks every 40 lines, a third of those lines being parsed
+    engine-stats and start-up lines (no server prints that; the old "prose" file, kept for
+    comparison).
 Then prints, for each: size, ingest MB/s and blocks/s, `grep -c` time and the ratio of the two
 throughputs, peak RSS of the ingest process, and the time to re-ingest the unchanged file.
 
@@ -42,6 +48,45 @@ PROSE = (
 )
 
 
+# One sharegpt-like prompt; vLLM logs it with its token ids on every request (V0 and V1 with
+# request logging on), which is what makes server logs gigabytes.
+PROMPT = ("Summarise the differences between tensor parallelism and pipeline parallelism for "
+          "serving a 70B model on eight GPUs connected over PCIe, and say which one you would "
+          "pick for a latency-sensitive chat service and why.")
+TOKEN_IDS = ", ".join(str(1000 + (i * 7919) % 30000) for i in range(48))
+SAMPLING = ("SamplingParams(n=1, presence_penalty=0.0, frequency_penalty=0.0, "
+            "repetition_penalty=1.0, temperature=0.0, top_p=1.0, top_k=-1, min_p=0.0, seed=None, "
+            "stop=[], stop_token_ids=[], include_stop_str_in_output=False, ignore_eos=True, "
+            "max_tokens=128, min_tokens=0, logprobs=None, prompt_logprobs=None, "
+            "skip_special_tokens=True, spaces_between_special_tokens=True)")
+NOTES = PROSE[:2] + PROSE[-1:]
+
+
+def request_lines(i: int) -> str:
+    """What a vLLM server logs for one benchmark request."""
+    rid = f"cmpl-{i:032x}-0"
+    stamp = f"01-05 11:{(i // 60) % 60:02d}:{i % 60:02d}"
+    return (f"INFO {stamp} logger.py:37] Received request {rid}: prompt: {PROMPT!r}, params: "
+            f"{SAMPLING}, prompt_token_ids: [{TOKEN_IDS}], lora_request: None, "
+            f"prompt_adapter_request: None.\n"
+            f"INFO {stamp} engine.py:267] Added request {rid}.\n"
+            f"INFO:     127.0.0.1:{40000 + i % 20000} - \"POST /v1/completions HTTP/1.1\" 200 OK\n"
+            f"INFO {stamp} engine.py:285] Finished request {rid}.\n")
+
+
+def server_run(chunk: str, requests: int = 1000) -> str:
+    """One benchmark run as a server log shows it, the client's result block at its end."""
+    parts = [random.choice(NOTES) for _ in range(3)]
+    for i in range(requests):
+        parts.append(request_lines(i))
+        if i % 100 == 99:
+            parts.append(PROSE[2])  # the engine-stats line, every ~10 s
+    parts.append("vllm bench serve --model meta-llama/Llama-3.1-8B-Instruct --dataset-name random "
+                 "--num-prompts 1000 --max-concurrency 16\n")
+    parts.append(chunk)
+    return "".join(parts)
+
+
 def seed_chunks() -> tuple[list[str], list[str]]:
     """(the seed notes split into labelled chunks each holding one block, the bare blocks)."""
     chunks, blocks = [], []
@@ -53,8 +98,9 @@ def seed_chunks() -> tuple[list[str], list[str]]:
     return chunks, blocks
 
 
-def build(path: Path, size_mb: int, prose_lines_per_block: int) -> int:
-    """Write ``path`` up to ``size_mb``; return how many result blocks it holds."""
+def build(path: Path, size_mb: int, kind: str) -> int:
+    """Write ``path`` (``kind``: prose, blocks or chatter) up to ``size_mb``; return how many
+    result blocks it holds."""
     if path.exists() and path.stat().st_size >= size_mb << 20:
         return int((path.with_suffix(".blocks")).read_text())
     random.seed(7)
@@ -64,9 +110,12 @@ def build(path: Path, size_mb: int, prose_lines_per_block: int) -> int:
     with open(path, "w") as out:
         out.write("# Benchmark notes\n\n```\n")
         while written < target:
-            parts = [random.choice(PROSE) for _ in range(prose_lines_per_block)]
-            parts.append(random.choice(chunks) if prose_lines_per_block else random.choice(blocks))
-            piece = "".join(parts)
+            if kind == "prose":
+                piece = server_run(random.choice(chunks))
+            elif kind == "blocks":
+                piece = random.choice(blocks)
+            else:
+                piece = "".join([random.choice(PROSE) for _ in range(40)] + [random.choice(chunks)])
             out.write(piece)
             written += len(piece)
             count += 1
@@ -111,13 +160,19 @@ def measure(name: str, path: Path, blocks: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size-mb", type=int, default=200, help="size of each generated log")
+    parser.add_argument("--size-mb", type=int, default=200,
+                        help="size of the prose-heavy and blocks-only logs")
+    parser.add_argument("--chatter-mb", type=int, default=50,
+                        help="size of the chatter-heavy log (0: leave it out)")
     args = parser.parse_args()
     DATA.mkdir(parents=True, exist_ok=True)
-    prose = DATA / f"prose-{args.size_mb}mb.md"
-    only = DATA / f"blocks-{args.size_mb}mb.md"
-    results = [measure("prose-heavy", prose, build(prose, args.size_mb, 40)),
-               measure("blocks-only", only, build(only, args.size_mb, 0))]
+    results = []
+    for name, kind, size in (("prose-heavy", "prose", args.size_mb),
+                             ("blocks-only", "blocks", args.size_mb),
+                             ("chatter-heavy", "chatter", args.chatter_mb)):
+        if size:
+            path = DATA / f"{kind}-{size}mb.md"
+            results.append(measure(name, path, build(path, size, kind)))
     keys = list(results[0])
     widths = {k: max(len(k), *(len(str(r[k])) for r in results)) for k in keys}
     print("  ".join(k.ljust(widths[k]) for k in keys))

@@ -126,6 +126,8 @@ class BlockFormat:
     # False: the block is not the run the context (label, command, Namespace) was for,
     # so it leaves that context to the next block (a published table).
     consumes: bool = True
+    # Every line ``preamble`` matches holds one of these, in any case (see prefilter.py).
+    preamble_markers: tuple[str, ...] = ()
 
     def starts(self, line: str) -> bool:
         return any(m in line for m in self.markers) and self.start.search(line) is not None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterator
@@ -75,36 +76,118 @@ def sniff_encoding(head: bytes) -> tuple[str, bool]:
     return "utf-8", False
 
 
-def _decoded_lines(fh: BinaryIO, encoding: str, report: ReadReport) -> Iterator[str]:
-    if encoding.startswith("utf-16"):
-        reader = codecs.getreader(encoding)(fh, errors="replace")
-        for line in reader:
-            yield line
-        return
-    for lineno, raw in enumerate(fh, 1):
+def _utf16_lines(fh: BinaryIO, encoding: str) -> Iterator[str]:
+    yield from codecs.getreader(encoding)(fh, errors="replace")
+
+
+class LineSource:
+    """(line number, cleaned text) for every line of a file, 1-based, read in large chunks.
+
+    ``skip_inert()`` moves past the lines ahead that hold no prefilter marker (see
+    prefilter.py), counting them, so that a reader with nothing open can jump to the next
+    line that matters without decoding the ones between.
+    """
+
+    CHUNK = 1 << 20   # small enough that the prefilter and the line count read it from cache
+
+    def __init__(self, path: Path, report: ReadReport | None = None, prefilter=None):
+        self.report = report if report is not None else ReadReport()
+        self.prefilter = prefilter
         try:
-            yield raw.decode(encoding)
-        except UnicodeDecodeError:
-            # Not UTF-8: Latin-1 never fails, and ftfy repairs what it can afterwards.
-            report.fallback_lines.append(lineno)
-            yield raw.decode("latin-1")
+            self.fh = open(path, "rb", buffering=0)  # whole chunks: no buffer under them
+        except OSError as exc:
+            raise UnreadableFile(f"{path}: {exc.strerror or exc}") from exc
+        head = self.fh.read(SNIFF_BYTES)
+        self.report.encoding, self.report.binary = sniff_encoding(head)
+        self.fh.seek(0)
+        self.encoding = "utf-8" if self.report.encoding == "utf-8-sig" else self.report.encoding
+        self.utf16 = self.report.encoding.startswith("utf-16")
+        self.utf16_lines = _utf16_lines(self.fh, self.report.encoding) if self.utf16 else None
+        self.buf = b""
+        self.pos = 0                  # offset in buf of the next line
+        self.lineno = 1               # number of the next line
+        self.candidates: list[int] = []
+        self.next_candidate = 0       # index into candidates
+        self.eof = self.report.binary
+        self.first = True
+        self.end = 0                  # buf[:end] holds whole lines; the rest is read again
+
+    def __iter__(self) -> "LineSource":
+        return self
+
+    def close(self) -> None:
+        self.fh.close()
+
+    def _load(self) -> bool:
+        """Read the next chunk of whole lines into ``buf[:end]``; False at the end of the file."""
+        if self.eof:
+            return False
+        data = self.fh.read(self.CHUNK)
+        if not data:
+            self.eof = True
+            return False
+        end = data.rfind(b"\n") + 1
+        while not end:  # one line longer than a chunk: read on
+            more = self.fh.read(self.CHUNK)
+            if not more:
+                end = len(data)  # the last line, without its newline
+                break
+            found = more.rfind(b"\n")
+            data += more
+            end = len(data) - len(more) + found + 1 if found >= 0 else 0
+        if end < len(data):
+            self.fh.seek(end - len(data), 1)  # the unfinished line is read with the next chunk
+        self.pos = 0
+        if self.first and data.startswith(codecs.BOM_UTF8):
+            self.pos = len(codecs.BOM_UTF8)
+        self.first = False
+        self.buf, self.end = data, end
+        self.candidates = self.prefilter.candidates(data, end) if self.prefilter else []
+        self.next_candidate = 0
+        return True
+
+    def __next__(self) -> tuple[int, str]:
+        if self.utf16:
+            text = next(self.utf16_lines)
+        else:
+            if self.pos >= self.end and not self._load():
+                raise StopIteration
+            end = self.buf.find(b"\n", self.pos, self.end)
+            end = self.end if end < 0 else end + 1
+            raw, self.pos = self.buf[self.pos:end], end
+            try:
+                text = raw.decode(self.encoding)
+            except UnicodeDecodeError:
+                # Not UTF-8: Latin-1 never fails, and ftfy repairs what it can afterwards.
+                self.report.fallback_lines.append(self.lineno)
+                text = raw.decode("latin-1")
+        lineno, self.lineno = self.lineno, self.lineno + 1
+        return lineno, clean_line(text)
+
+    def skip_inert(self) -> None:
+        """Move to the next line that holds a marker (or to the end), counting lines."""
+        if self.prefilter is None or self.utf16:
+            return
+        while True:
+            candidates, i = self.candidates, self.next_candidate
+            while i < len(candidates) and candidates[i] < self.pos:
+                i += 1
+            self.next_candidate = i
+            target = candidates[i] if i < len(candidates) else self.end
+            if target > self.pos:
+                self.lineno += self.buf.count(b"\n", self.pos, target)
+                self.pos = target
+            if target < self.end or not self._load():
+                return
 
 
 def iter_lines(path: Path, report: ReadReport | None = None) -> Iterator[tuple[int, str]]:
     """Yield (line number, cleaned text) for every line of ``path``; 1-based numbers."""
-    report = report if report is not None else ReadReport()
+    source = LineSource(path, report)
     try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise UnreadableFile(f"{path}: {exc.strerror or exc}") from exc
-    with fh:
-        head = fh.read(SNIFF_BYTES)
-        report.encoding, report.binary = sniff_encoding(head)
-        if report.binary:
-            return
-        fh.seek(0)
-        for lineno, text in enumerate(_decoded_lines(fh, report.encoding, report), 1):
-            yield lineno, clean_line(text)
+        yield from source
+    finally:
+        source.close()
 
 
 def file_digest(path: Path) -> tuple[str, int]:
@@ -119,3 +202,25 @@ def file_digest(path: Path) -> tuple[str, int]:
     except OSError as exc:
         raise UnreadableFile(f"{path}: {exc.strerror or exc}") from exc
     return digest.hexdigest(), size
+
+
+class FileDigest:
+    """``file_digest(path)`` computed in a thread (hashlib lets go of the GIL while it hashes,
+    so on a second core it costs the reader nothing)."""
+
+    def __init__(self, path: Path):
+        self._outcome: tuple[str, int] | UnreadableFile | None = None
+        self._thread = threading.Thread(target=self._run, args=(path,), daemon=True)
+        self._thread.start()
+
+    def _run(self, path: Path) -> None:
+        try:
+            self._outcome = file_digest(path)
+        except UnreadableFile as exc:
+            self._outcome = exc
+
+    def result(self, wait_only: bool = False) -> tuple[str, int]:
+        self._thread.join()
+        if isinstance(self._outcome, UnreadableFile) and not wait_only:
+            raise self._outcome
+        return self._outcome  # type: ignore[return-value]

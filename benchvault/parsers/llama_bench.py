@@ -407,6 +407,7 @@ FORMAT = BlockFormat(
     build=build,
     commands=COMMANDS,
     preamble=PREAMBLE,
+    preamble_markers=("ggml_", "device", "build"),
     continues=continues,
     trailer=TRAILER,
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from . import block_formats, line_formats
 from .base import Block, BlockFormat, Context, LineFormat, Seen
@@ -33,6 +33,11 @@ BLOCKQUOTE_RE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".mkd")
 # Every command pattern names one of these words; a line without them skips the regexes.
 COMMAND_HINTS = ("bench", "serve", "llama", "sglang")
+# A line the context rules below act on holds one of these (fences, headings and `#`
+# comments, bold captions, commands, printed Namespace/args reprs, ANSI codes that could hide
+# any of them): the prefilter lets the segmenter skip the lines that hold none.
+CONTEXT_MARKERS = ("```", "~~~", "#", "**", "__", "Namespace(", "args: {", "\x1b",
+                   *COMMAND_HINTS)
 MAX_JOINED_LINES = 200
 WRAP_MIN_WIDTH = 80
 
@@ -106,9 +111,24 @@ class Segmenter:
         self.in_fence = False
 
     # -- joining wrapped lines -------------------------------------------------------------
-    def logical_lines(self, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, int, str]]:
+    def logical_lines(self, lines: Iterable[tuple[int, str]],
+                      idle: Callable[[], bool] = lambda: False) -> Iterator[tuple[int, int, str]]:
+        """(first line, last line, text) with wrapped lines joined.  While ``idle()`` (no block
+        open) and nothing is being joined, a LineSource skips the lines no rule could act on."""
         pending: tuple[int, int, str] | None = None
-        for lineno, text in lines:
+        source = iter(lines)
+        skip = getattr(lines, "skip_inert", None)
+        while True:
+            if skip is not None and pending is None and idle():
+                skip()
+            try:
+                lineno, text = next(source)
+            except StopIteration:
+                break
+            if self.markdown and ">" in text[:4]:
+                # Output quoted in a reply (`> ====== Serving Benchmark Result ======`) is
+                # output; `>` can only open a quote within a line's first four characters.
+                text = BLOCKQUOTE_RE.sub("", text, count=1)
             if pending is not None:
                 start, end, joined = pending
                 if self._continues(joined, text):
@@ -236,12 +256,7 @@ class Segmenter:
         block: Block | None = None
         ended: Block | None = None         # an end=None block still looking for its trailer
         gap: list[str] = []
-        if self.markdown:
-            # Output quoted in a reply (`> ====== Serving Benchmark Result ======`) is output.
-            # (`>` can only open a quote within a line's first four characters.)
-            lines = ((n, BLOCKQUOTE_RE.sub("", t, count=1) if ">" in t[:4] else t)
-                     for n, t in lines)
-        for start, end, text in self.logical_lines(lines):
+        for start, end, text in self.logical_lines(lines, lambda: block is None and ended is None):
             if block is not None:
                 fmt = block.format
                 if fmt.end is not None and fmt.end.match(text):

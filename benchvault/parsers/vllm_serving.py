@@ -201,4 +201,5 @@ FORMAT = BlockFormat(
     commands=BENCH_COMMANDS,
     preamble=re.compile(r"^(Traffic request rate|Burstiness factor|Maximum request concurrency|"
                         r"Max request concurrency):\s*(.+)$", re.I),
+    preamble_markers=("request rate", "burstiness", "request concurrency"),
 )

@@ -55,6 +55,9 @@ class Source(Row):
     name: str = Field(description="File name without its directory.")
     sha256: str = Field(description="SHA-256 of the file's bytes; an unchanged file is skipped.")
     size: int = Field(description="File size.", json_schema_extra={"unit": "bytes"})
+    mtime_ns: int | None = col("The file's modification time when it was read (ns since the "
+                               "epoch); with its size, says it is unchanged without hashing it.",
+                               "ns")
     encoding: str | None = col("Text encoding the file was read with.")
     ingested_at: str = Field(description="UTC time of the ingest (ISO 8601).")
     parser_version: str = Field(description="benchvault version that parsed the file.")

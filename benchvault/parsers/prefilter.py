@@ -1,0 +1,103 @@
+"""Which lines of a chunk of bytes anything could care about, found at C speed.
+
+Between result blocks a log is mostly lines no format reads and no context rule notices
+(request logs, prose).  Every format and every context rule declares literal *markers*, one of
+which each line it acts on must hold (a block's first line holds `Serving Benchmark Result`, a
+heading holds `#`, a command holds `bench`/`serve`/...).  A line holding none of them, and
+nothing a cleaning step could turn into one (an ANSI code, a non-ASCII character), is *inert*:
+reading it changes nothing, so the segmenter may jump over it while no block is open.
+
+The markers are searched all at once with Hyperscan (Intel's multi-pattern matcher) when it is
+installed, else with one alternation regex.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Iterable
+
+try:  # pragma: no cover - the fallback is exercised in tests by forcing it
+    import hyperscan
+except ImportError:  # pragma: no cover
+    hyperscan = None
+
+# Bytes a cleaning step (lines.clean_line) could turn into a marker: ANSI codes split words;
+# ftfy maps fullwidth letters and ligatures to ASCII, so every non-ASCII line is looked at.
+_NON_ASCII = re.compile(rb"[\x80-\xff]")
+
+
+def _shortest(markers: set[bytes]) -> list[bytes]:
+    """``markers`` without those that hold another (a line with `api_server` holds `serve`):
+    fewer patterns scan faster, and the lines found are the same."""
+    return sorted(m for m in markers if not any(o != m and o in m for o in markers))
+
+
+class Prefilter:
+    """``candidates(chunk)``: start offsets of the lines of ``chunk`` that hold a marker."""
+
+    def __init__(self, markers: Iterable[str], caseless: Iterable[str] = (),
+                 use_hyperscan: bool = True):
+        folded = _shortest({m.lower().encode() for m in caseless if m})
+        # An exact marker that holds a caseless one is found by that one already.
+        exact = _shortest({m.encode() for m in markers if m
+                           if not any(f in m.lower().encode() for f in folded)})
+        self.markers = (tuple(exact), tuple(folded))
+        self._database = None
+        if hyperscan is not None and use_hyperscan:
+            patterns = [re.escape(m) for m in exact] + [re.escape(m) for m in folded]
+            flags = [0] * len(exact) + [hyperscan.HS_FLAG_CASELESS] * len(folded)
+            self._database = hyperscan.Database()
+            self._database.compile(expressions=patterns, ids=list(range(len(patterns))),
+                                   elements=len(patterns), flags=flags)
+        else:
+            alternatives = [re.escape(m) for m in exact]
+            alternatives += [b"(?i:" + re.escape(m) + b")" for m in folded]
+            self._regex = re.compile(b"|".join(alternatives))
+
+    def _marker_ends(self, chunk: bytes, end: int) -> list[int]:
+        view = memoryview(chunk)[:end]
+        if self._database is not None:
+            ends: list[int] = []
+            self._database.scan(view, match_event_handler=lambda _id, _from, to, _f, _c:
+                                ends.append(to))
+            return ends
+        return [m.end() for m in self._regex.finditer(view)]
+
+    def candidates(self, chunk: bytes, end: int | None = None) -> list[int]:
+        """Sorted start offsets of the candidate lines in ``chunk[:end]`` (lines end at
+        ``\n``)."""
+        end = len(chunk) if end is None else end
+        starts = set()
+        last_line_end = -1
+        for match_end in sorted(self._marker_ends(chunk, end)):
+            if match_end - 1 <= last_line_end:
+                continue                       # another marker in a line already taken
+            starts.add(chunk.rfind(b"\n", 0, match_end - 1) + 1)
+            line_end = chunk.find(b"\n", match_end - 1, end)
+            last_line_end = end if line_end < 0 else line_end
+        if not chunk.isascii():
+            pos = 0
+            while (match := _NON_ASCII.search(chunk, pos, end)) is not None:
+                starts.add(chunk.rfind(b"\n", 0, match.start()) + 1)
+                line_end = chunk.find(b"\n", match.start(), end)
+                if line_end < 0:
+                    break
+                pos = line_end + 1
+        return sorted(starts)
+
+
+@lru_cache(maxsize=None)
+def for_formats(use_hyperscan: bool = True) -> Prefilter:
+    """The prefilter for every registered format and the segmenter's context rules."""
+    from . import block_formats, line_formats
+    from .segmenter import CONTEXT_MARKERS
+
+    exact = list(CONTEXT_MARKERS)
+    caseless: list[str] = []
+    for fmt in block_formats():
+        exact.extend(fmt.markers)
+        caseless.extend(fmt.preamble_markers)
+    for fmt in line_formats():
+        exact.extend(fmt.markers)
+    return Prefilter(exact, caseless, use_hyperscan)
