@@ -17,13 +17,13 @@ from pydantic import ValidationError
 from . import __version__
 from .parsers import file_formats
 from .parsers.base import Block, BlockParseError, Context, Facts, FileFormat, Parsed, Problem
-from .parsers import prefilter
 from .parsers.lines import (SNIFF_BYTES, FileDigest, LineSource, ReadReport, UnreadableFile,
                            file_digest)
-from .parsers.segmenter import LineHit, Segmenter, Truncated
-from .linking import Linker
 from .schemas import store
 from .schemas.models import Source, UnparsedBlock
+
+# The segmenter, the grammars and the linker are imported when a file is read: an ingest of
+# unchanged files (the usual re-run) starts without them.
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".log", ".out", ".json", ".jsonl", ".csv", ".sql",
                  ".mdx", ".text", ".err"}
@@ -80,6 +80,9 @@ def parse_file(path: Path, tags: dict[str, str] | None = None,
     if whole is not None:
         yield from _read_whole(whole, path, tags)
         return
+    from .parsers import prefilter
+    from .parsers.segmenter import Segmenter
+
     segmenter = Segmenter(str(path), tags=tags)
     source = LineSource(path, report, prefilter.for_formats())
     try:
@@ -94,7 +97,9 @@ def parse_file(path: Path, tags: dict[str, str] | None = None,
                                                                  if more else ""))
 
 
-def _segments(segmenter: Segmenter, lines: LineSource) -> Iterator[Parsed | IngestWarning]:
+def _segments(segmenter, lines: LineSource) -> Iterator[Parsed | IngestWarning]:
+    from .parsers.segmenter import LineHit, Truncated
+
     for item in segmenter.run(lines):
         if isinstance(item, Truncated):
             yield IngestWarning(item.line_start, f"{item.format.name}: block starts here but never "
@@ -260,6 +265,8 @@ def _existing(db: sqlite_utils.Database, abspath: str) -> dict | None:
 
 def _write_rows(db: sqlite_utils.Database, source_id: int, items: Iterable[Parsed | IngestWarning],
                 result: FileResult) -> None:
+    from .linking import Linker
+
     writer = store.BatchWriter(db)
     linker = Linker(db, source_id, flush=writer.flush)
     for item in items:

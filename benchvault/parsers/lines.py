@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-import ftfy
 
 # CSI sequences (colours, cursor moves), OSC sequences (window titles) and two-byte escapes.
 ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
@@ -53,6 +52,8 @@ def clean_line(text: str) -> str:
     if "\x1b" in text:
         text = ANSI_RE.sub("", text)
     if not text.isascii():
+        import ftfy  # here: most lines are ASCII and most runs need no ftfy at all
+
         text = ftfy.fix_text(text, unescape_html=False, uncurl_quotes=False)
     if text[:1].isdigit() or text[:1] == "[" or "|" in text[:64]:
         text = COLLECTOR_PREFIX_RE.sub("", text, count=1)

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from functools import lru_cache
 from typing import Any
@@ -119,14 +118,3 @@ def _parse(text: str, start: str) -> Any:
         column = getattr(exc, "column", None)
         where = f" at column {column}" if column not in (None, -1) else ""
         raise ReprParseError(f"not a Python repr{where}: {str(exc).splitlines()[0]}") from None
-
-
-def json_safe(value: Any) -> Any:
-    """inf/nan are not JSON: store them as the strings Python prints."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [json_safe(v) for v in value]
-    return value

@@ -12,7 +12,8 @@ from typing import Any
 
 from .base import Context
 from .cmdline import parse_command
-from .pyliteral import ReprParseError, json_safe, parse_namespace
+from ..schemas.models import json_safe
+from .pyliteral import ReprParseError, parse_namespace
 
 # Patterns name the program only (no `\S*` path prefix: that backtracks quadratically on long
 # lines); cmdline.segment_with widens a match to its path, interpreter and env prefix.

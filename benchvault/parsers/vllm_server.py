@@ -28,7 +28,8 @@ from lark import Lark, Token, Transformer, v_args
 
 from . import grammar
 from .base import BlockParseError, Context, Facts, LineFormat
-from .pyliteral import ReprParseError, json_safe, parse_namespace, parse_value
+from ..schemas.models import json_safe
+from .pyliteral import ReprParseError, parse_namespace, parse_value
 from .vllm_server_log import LogTime, seconds_between, split_log_line
 
 TABLE = "server_launches"

@@ -6,6 +6,7 @@ derived from these classes.  Metric names follow vLLM's ``--save-result`` JSON k
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -23,10 +24,21 @@ def col(description: str, unit: str | None = None, *, facet: bool = False,
     return Field(default=None, description=description, json_schema_extra=extra or None)
 
 
+def json_safe(value: Any) -> Any:
+    """A JSON column's value without inf/nan (not JSON): stored as the strings Python prints."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    return value
+
+
 class Row(BaseModel):
     """A warehouse row; ``__table__`` names its table."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
     __table__: ClassVar[str]
     __description__: ClassVar[str]
     __foreign_keys__: ClassVar[tuple[tuple[str, str, str], ...]] = ()

@@ -13,8 +13,7 @@ from typing import Any, Iterable, Union
 import sqlite_utils
 
 from . import models
-from ..parsers.pyliteral import json_safe
-from .models import Row
+from .models import Row, json_safe
 
 BUSY_TIMEOUT_MS = 600_000  # concurrent ingests wait for each other's per-file transactions
 
