@@ -1,0 +1,102 @@
+"""The prefilter only saves time: skipping inert lines must never change what is read.
+
+Every fixture, and mutations of them, is read twice -- with the prefilter jumping over lines
+and with every line read -- and both must give the same rows and warnings, line for line.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from benchvault import ingest
+from benchvault.parsers import block_formats, prefilter
+from benchvault.parsers.lines import LineSource
+from benchvault.schemas.store import to_record
+from fuzzing import CORPUS, ROOT, mutated
+
+TEXT_FIXTURES = [p for p in CORPUS if p.suffix in ingest.TEXT_SUFFIXES]
+
+
+def read_all(path: Path, monkeypatch, skipping: bool) -> list:
+    """Everything parse_file yields for ``path``, as comparable plain data."""
+    with monkeypatch.context() as patch:
+        if not skipping:
+            patch.setattr(prefilter, "for_formats", lambda use_hyperscan=True: None)
+        out = []
+        for item in ingest.parse_file(path):
+            if isinstance(item, ingest.IngestWarning):
+                out.append(("warning", item.line, item.reason, item.raw_text))
+            elif hasattr(item, "row"):
+                out.append(("row", type(item.row).__name__, to_record(item.row),
+                            [to_record(c) for c in item.children]))
+            else:  # Facts: a line of a server launch
+                out.append(("facts", item.kind, item.line, item.values))
+        return out
+
+
+@pytest.mark.parametrize("path", TEXT_FIXTURES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_skipping_inert_lines_reads_every_fixture_the_same(path, monkeypatch):
+    assert read_all(path, monkeypatch, skipping=True) == read_all(path, monkeypatch, skipping=False)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=mutated())
+def test_skipping_inert_lines_reads_mutated_fixtures_the_same(data: bytes):
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as monkeypatch:
+        note = Path(tmp) / "fuzzed.md"
+        note.write_bytes(data)
+        assert read_all(note, monkeypatch, True) == read_all(note, monkeypatch, False)
+
+
+def test_hidden_markers_are_still_candidates(tmp_path):
+    """What the line cleaner could turn into a marker is looked at: a result header split by
+    an ANSI code, fullwidth letters ftfy folds to ASCII, a marker after a collector prefix."""
+    lines = ["plain prose, nothing here",
+             "============ Serving \x1b[1mBenchmark\x1b[0m Result ============",
+             "ｖｌｌｍ ｓｅｒｖｅ meta-llama/Llama-3.1-8B",
+             "bench-1  | ============ Serving Benchmark Result ============",
+             "more prose"]
+    chunk = ("\n".join(lines) + "\n").encode()
+    starts = prefilter.for_formats().candidates(chunk)
+    found = [chunk[s:chunk.index(b"\n", s)].decode() for s in starts]
+    assert found == lines[1:4]
+
+
+def test_hyperscan_and_regex_prefilters_agree():
+    if prefilter.hyperscan is None:
+        pytest.skip("hyperscan is not installed here")
+    fast, plain = prefilter.for_formats(True), prefilter.for_formats(False)
+    for path in TEXT_FIXTURES:
+        data = path.read_bytes()
+        assert fast.candidates(data) == plain.candidates(data), path
+
+
+def test_line_numbers_survive_skipping_across_chunks(tmp_path, monkeypatch):
+    """A result far into a file, past several chunk boundaries, keeps its true line."""
+    monkeypatch.setattr(LineSource, "CHUNK", 4096)
+    block = (Path(__file__).parent.parent / "fixtures" / "seeds"
+             / "strix-halo_vllm-vs-llamacpp.md").read_text()
+    first = re.search(r"^=+ Serving Benchmark Result =+$", block, re.M)
+    end = block.index("=" * 50, first.end())
+    result = block[first.start():block.index("\n", end) + 1]
+    note = tmp_path / "long.log"
+    filler = "INFO:     127.0.0.1:40000 - \"POST /v1/completions HTTP/1.1\" 200 OK\n"
+    note.write_text(filler * 5000 + result + filler * 10)
+    rows = [item for item in ingest.parse_file(note) if hasattr(item, "row")]
+    assert [(r.row.line_start, r.row.completed) for r in rows] == [(5001, 64)]
+
+
+def test_every_preamble_line_in_the_fixtures_holds_a_preamble_marker():
+    for fmt in block_formats():
+        if fmt.preamble is None:
+            continue
+        assert fmt.preamble_markers, fmt.name
+        for path in TEXT_FIXTURES:
+            for line in path.read_text(errors="replace").splitlines():
+                if fmt.preamble.match(line.strip()):
+                    assert any(m in line.lower() for m in fmt.preamble_markers), (path, line)
