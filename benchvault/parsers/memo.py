@@ -32,6 +32,23 @@ _PLAIN = (str, int, float, bool, type(None))
 _UNCACHEABLE = object()
 
 
+_NONZERO_DIGITS = str.maketrans("23456789", "11111111")
+_NONZERO_DIGIT = re.compile("[1-9]")
+
+
+def _spans(pieces: list[str]) -> tuple[list[tuple[int, int]], list[tuple[int, int, str]]]:
+    """Where the slots of a ``SLOT_RE.split`` are in the text it split, and where its literal
+    parts holding digits are (with those parts)."""
+    spans, literals, pos = [], [], 0
+    for i, piece in enumerate(pieces):
+        if i % 2:
+            spans.append((pos, pos + len(piece)))
+        elif _NONZERO_DIGIT.search(piece):
+            literals.append((pos, pos + len(piece), piece))
+        pos += len(piece)
+    return spans, literals
+
+
 def _sentinel(index: int, text: str) -> str:
     # Decimals end in 0, so a grammar that re-renders the number (str(float(x))) loses it.
     whole = 8_000_000 + 7 * index
@@ -94,9 +111,12 @@ def _compile(template: Any) -> Callable[[list[str]], Any]:
         items = [_compile(item) for item in template]
         if kind is tuple and all(type(i) is _Constant for i in items):
             return _Constant(tuple(i.value for i in items))
-        # (is it constant, its value, how to build it): constants cost no call per use.
-        parts = [(type(i) is _Constant, getattr(i, "value", None), i) for i in items]
-        return lambda s: kind([value if constant else build(s) for constant, value, build in parts])
+        # (0, constant) | (1, index of a slot kept as text) | (2, builder): only builders
+        # cost a call per use.
+        parts = [(0, i.value) if type(i) is _Constant else
+                 (1, t.index) if type(t) is _Slot and t.kind is str else (2, i)
+                 for i, t in zip(items, template)]
+        return lambda s: kind([v if c == 0 else s[v] if c == 1 else v(s) for c, v in parts])
     if kind is dict:
         pairs = [(_compile(k), _compile(v)) for k, v in template.items()]
         return lambda s: {k(s): v(s) for k, v in pairs}
@@ -142,24 +162,40 @@ class Memo:
     def __init__(self, parse: Callable[[str], Any]):
         self.parse = parse
         self.shapes: dict[str, Any] = {}
+        # Text with digits 1-9 as `1` (0 kept: `05` is no slot, `15` is) → (template, where
+        # its slots are, the literal parts that hold digits): the same layout has its slots in
+        # the same places, so a text seen before in that layout needs no regex -- once the
+        # digits that are text, not numbers (`P99`, `v0.6.6`), are checked to be the same.
+        self.layouts: dict[str, Any] = {}
         self.hits = self.misses = 0
 
     def __call__(self, text: str) -> Any:
+        layout = text.translate(_NONZERO_DIGITS)
+        known = self.layouts.get(layout)
+        if known is not None:
+            template, spans, literals = known
+            if all(text[a:b] == part for a, b, part in literals):
+                self.hits += 1
+                return template([text[a:b] for a, b in spans])
         pieces = SLOT_RE.split(text)
         slots = pieces[1::2]
         if not slots:
             return self.parse(text)
         key = "\x00".join(pieces[0::2]) + "\x00" + "".join("f" if "." in s else "i" for s in slots)
         template = self.shapes.get(key)
-        if template is not None:
-            if template is _UNCACHEABLE:
-                return self.parse(text)
+        if template is None:
+            self.misses += 1
+            result = self.parse(text)       # a parse error propagates and nothing is kept
+            if len(self.shapes) < MAX_SHAPES:
+                self.shapes[key] = template = self._template(pieces, slots, result)
+        elif template is not _UNCACHEABLE:
             self.hits += 1
-            return template(slots)
-        self.misses += 1
-        result = self.parse(text)       # a parse error propagates and nothing is kept
-        if len(self.shapes) < MAX_SHAPES:
-            self.shapes[key] = self._template(pieces, slots, result)
+            result = template(slots)
+        else:
+            result = self.parse(text)
+        if template is not None and template is not _UNCACHEABLE \
+                and len(self.layouts) < MAX_SHAPES:
+            self.layouts[layout] = (template, *_spans(pieces))
         return result
 
     def _template(self, pieces: list[str], slots: list[str], result: Any) -> Any:
