@@ -165,6 +165,18 @@ class LineSource:
         lineno, self.lineno = self.lineno, self.lineno + 1
         return lineno, clean_line(text)
 
+    def next_plain(self) -> tuple[int, str] | None:
+        """The next line if it is in the chunk read and holds no marker, else None."""
+        if self.prefilter is None or self.utf16 or self.pos >= self.end:
+            return None
+        candidates, i = self.candidates, self.next_candidate
+        while i < len(candidates) and candidates[i] < self.pos:
+            i += 1
+        self.next_candidate = i
+        if i < len(candidates) and candidates[i] == self.pos:
+            return None
+        return next(self)
+
     def skip_inert(self) -> None:
         """Move to the next line that holds a marker (or to the end), counting lines."""
         if self.prefilter is None or self.utf16:

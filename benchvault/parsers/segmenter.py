@@ -109,6 +109,7 @@ class Segmenter:
         self.ctx.fenced = not self.markdown
         self.heading_levels: list[int] = []
         self.in_fence = False
+        self.lookahead = False   # logical_lines holds a line read ahead of the one it gave
 
     # -- joining wrapped lines -------------------------------------------------------------
     def logical_lines(self, lines: Iterable[tuple[int, str]],
@@ -135,16 +136,19 @@ class Segmenter:
                     joined = joined[:-1].rstrip() + " " + text.strip() if joined.endswith("\\") \
                         else joined + text
                     if end - start + 1 >= MAX_JOINED_LINES or not self._still_open(joined):
+                        self.lookahead = False
                         yield start, lineno, joined
                         pending = None
                     else:
                         pending = (start, lineno, joined)
                     continue
+                self.lookahead = True   # `text` is read and waits behind this line
                 yield pending
                 pending = None
             if self._still_open(text):
                 pending = (lineno, lineno, text)
             else:
+                self.lookahead = False
                 yield lineno, lineno, text
         if pending is not None:
             yield pending
@@ -251,6 +255,28 @@ class Segmenter:
         if bench is not None:
             bench.consumed = True
 
+    def _take_plain(self, block: Block, source) -> bool:
+        """Give an open block with an end line the lines that follow it, straight from a
+        LineSource, as long as no marker is on them: such a line can only end the block or be
+        part of it (it starts nothing, cuts nothing, joins nothing).  True: the block ended."""
+        take = getattr(source, "next_plain", None)
+        fmt = block.format
+        if take is None or self.lookahead:
+            return False
+        while len(block.lines) < fmt.max_lines:
+            line = take()
+            if line is None:
+                return False
+            lineno, text = line
+            if self.markdown and ">" in text[:4]:
+                text = BLOCKQUOTE_RE.sub("", text, count=1)
+            block.lines.append(text)
+            block.line_end = lineno
+            if fmt.end.match(text):
+                block.complete = True
+                return True
+        return False
+
     # -- the pass --------------------------------------------------------------------------
     def run(self, lines: Iterable[tuple[int, str]]) -> Iterator[Block | LineHit | Truncated]:
         block: Block | None = None
@@ -290,6 +316,10 @@ class Segmenter:
                 else:
                     block.lines.append(text)
                     block.line_end = end
+                    if self._take_plain(block, lines):
+                        yield block
+                        block = None
+                        self._consume(fmt)
                     continue
                 block = None
             if ended is not None:
@@ -312,6 +342,10 @@ class Segmenter:
                 if started.end is not None and started.end.match(text):
                     # The whole block on one line (an HTML <table>...</table>).
                     block.complete = True
+                    yield block
+                    block = None
+                    self._consume(started)
+                elif started.end is not None and self._take_plain(block, lines):
                     yield block
                     block = None
                     self._consume(started)
