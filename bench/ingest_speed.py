@@ -9,8 +9,11 @@ Builds three logs under bench/data/ from the fixtures:
   * chatter-heavy: the seeds' blocks every 40 lines, a third of those lines being parsed
     engine-stats and start-up lines (no server prints that; the old "prose" file, kept for
     comparison).
-Then prints, for each: size, ingest MB/s and blocks/s, `grep -c` time and the ratio of the two
-throughputs, peak RSS of the ingest process, and the time to re-ingest the unchanged file.
+Then prints, for each: size, ingest MB/s and blocks/s, peak RSS of the ingest process, the time
+to re-ingest the unchanged file, and two grep baselines with the ratio of throughputs:
+  * `grep -c 'Serving Benchmark Result'`: one literal, grep's fastest case;
+  * `grep -c -F -f markers` (+ `-i` for the caseless ones): grep finding the lines benchvault's
+    prefilter finds (bench/data/markers*.txt), i.e. the same search without the parsing.
 
     python bench/ingest_speed.py --size-mb 1024        # the issue's 1 GB figure
     python bench/ingest_speed.py --size-mb 200         # quicker
@@ -136,9 +139,24 @@ def timed(cmd: list[str]) -> tuple[float, int, str]:
     return seconds, max(peak, before) // 1024, proc.stdout
 
 
+def marker_files() -> tuple[Path, Path]:
+    """benchvault's prefilter markers as grep -F pattern files (exact, caseless)."""
+    from benchvault.parsers import prefilter
+
+    exact, caseless = prefilter.for_formats().markers
+    files = DATA / "markers.txt", DATA / "markers-caseless.txt"
+    for file, markers in zip(files, (exact, caseless)):
+        file.write_bytes(b"\n".join(markers) + b"\n")
+    return files
+
+
 def measure(name: str, path: Path, blocks: int) -> dict:
     size_mb = path.stat().st_size / (1 << 20)
     grep_s, _, _ = timed(["grep", "-c", "Serving Benchmark Result", str(path)])
+    # grep doing the search benchvault does: every line holding one of its markers.
+    exact, caseless = marker_files()
+    grep_markers_s = (timed(["grep", "-c", "-F", "-f", str(exact), str(path)])[0]
+                      + timed(["grep", "-c", "-i", "-F", "-f", str(caseless), str(path)])[0])
     db = path.with_suffix(".db")
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
@@ -153,6 +171,8 @@ def measure(name: str, path: Path, blocks: int) -> dict:
         "blocks_s": round(runs / first_s), "grep_s": round(grep_s, 3),
         "grep_mb_s": round(size_mb / grep_s, 1),
         "ingest_vs_grep": f"{100 * grep_s / first_s:.1f}%",
+        "grep_markers_s": round(grep_markers_s, 3),
+        "ingest_vs_grep_markers": f"{100 * grep_markers_s / first_s:.1f}%",
         "peak_rss_mb": rss_mb, "reingest_s": round(again_s, 2),
         "reingest_vs_first": f"{100 * again_s / first_s:.1f}%",
     }

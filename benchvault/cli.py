@@ -49,11 +49,17 @@ def ingest(
     transaction. Problems are warnings with file:line (kept in the unparsed_blocks table);
     a file that cannot be read at all makes the exit code 1, the rest is still ingested.
     """
-    from .ingest import expand_paths, ingest_paths
-    from .schemas.store import connect
+    from .files import FileResult, all_unchanged, expand_paths
 
     tags = parse_tags(tag)
     files = expand_paths(paths)
+    if not (dry_run or force) and all_unchanged(db, files):
+        # The usual re-run: answered from sizes and times, before the parsers load.
+        _report_ingest([FileResult(str(f), status="unchanged") for f in files], as_json, dry_run)
+        return
+    from .ingest import ingest_paths
+    from .schemas.store import connect
+
     database = connect(":memory:" if dry_run else db)
     results = []
     with Progress(TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(),
@@ -65,6 +71,10 @@ def ingest(
             progress.update(task, advance=1, description=Path(result.path).name)
 
         results = ingest_paths(database, files, tags, on_file=advance, force=force)
+    _report_ingest(results, as_json, dry_run)
+
+
+def _report_ingest(results, as_json: bool, dry_run: bool) -> None:
     if as_json:
         print(json.dumps([{"path": r.path, "status": r.status, "counts": r.counts,
                            "error": r.error,

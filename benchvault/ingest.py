@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
-import sqlite_utils
 from pydantic import ValidationError
 
 from . import __version__
+from .files import (SOURCE_COLUMNS, TEXT_SUFFIXES, FileResult, IngestWarning,  # noqa: F401
+                    expand_paths, stat_says)
 from .parsers import file_formats
 from .parsers.base import Block, BlockParseError, Context, Facts, FileFormat, Parsed, Problem
 from .parsers.lines import (SNIFF_BYTES, FileDigest, LineSource, ReadReport, UnreadableFile,
@@ -22,54 +22,13 @@ from .parsers.lines import (SNIFF_BYTES, FileDigest, LineSource, ReadReport, Unr
 from .schemas import store
 from .schemas.models import Source, UnparsedBlock
 
+if TYPE_CHECKING:
+    import sqlite_utils
+
 # The segmenter, the grammars and the linker are imported when a file is read: an ingest of
 # unchanged files (the usual re-run) starts without them.
 
-TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".log", ".out", ".json", ".jsonl", ".csv", ".sql",
-                 ".mdx", ".text", ".err"}
 INSERT_BATCH = 500
-
-
-@dataclass
-class IngestWarning:
-    """A problem at file:line; stored in unparsed_blocks with the text it concerns."""
-
-    line: int
-    reason: str
-    format: str | None = None
-    raw_text: str | None = None
-
-    def where(self, path: str) -> str:
-        return f"{path}:{self.line}: {self.reason}"
-
-
-@dataclass
-class FileResult:
-    path: str
-    status: str = "ingested"          # ingested | unchanged | replaced | error
-    counts: dict[str, int] = field(default_factory=dict)
-    warnings: list[IngestWarning] = field(default_factory=list)
-    error: str | None = None
-
-    @property
-    def runs(self) -> int:
-        return self.counts.get("serving_runs", 0)
-
-
-def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files as given, directories walked for text-like files, sorted, without duplicates."""
-    out: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            out.extend(sorted(p for p in path.rglob("*")
-                              if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
-                              and ".expected." not in p.name  # a fixture's expected output
-                              and not any(part.startswith(".") for part in p.parts)))
-        else:
-            out.append(path)
-    seen: set[Path] = set()
-    return [p for p in out if not (p.resolve() in seen or seen.add(p.resolve()))]
 
 
 def parse_file(path: Path, tags: dict[str, str] | None = None,
@@ -242,24 +201,17 @@ def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | No
 
 
 def _unchanged(db: sqlite_utils.Database, abspath: str, path: Path, stat: os.stat_result) -> bool:
-    """Stored from this very file by this benchvault version (see ingest_file)."""
+    """Stored from this very file by this benchvault version (see files.stat_says)."""
     existing = _existing(db, abspath)
-    if not existing or existing["parser_version"] != __version__:
-        return False
-    if existing["size"] != stat.st_size:
-        return False
-    if existing["mtime_ns"] == stat.st_mtime_ns:
-        return True
-    # Touched, or rewritten with the same length: the bytes decide.
-    if file_digest(path)[0] != existing["sha256"]:
-        return False
-    db["sources"].update(existing["id"], {"mtime_ns": stat.st_mtime_ns})
-    return True
+    verdict = stat_says(existing, stat)
+    if verdict is None and file_digest(path)[0] == existing["sha256"]:
+        db["sources"].update(existing["id"], {"mtime_ns": stat.st_mtime_ns})
+        verdict = True
+    return bool(verdict)
 
 
 def _existing(db: sqlite_utils.Database, abspath: str) -> dict | None:
-    rows = list(db.query("SELECT id, sha256, size, mtime_ns, parser_version FROM sources "
-                         "WHERE path = ?", [abspath]))
+    rows = list(db.query(f"SELECT {SOURCE_COLUMNS} FROM sources WHERE path = ?", [abspath]))
     return rows[0] if rows else None
 
 

@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import sqlite_utils
 
 from .parsers.base import Facts
 from .parsers.vllm_server import Assembly
 from .schemas import store
 from .schemas.models import Row
 from .schemas.server import ServerLaunch
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 PARALLEL_WORDS = {
     "tensor_parallel_size": re.compile(r"\btp\s*[=:]?\s*(\d+)\b", re.I),

@@ -5,16 +5,36 @@ from __future__ import annotations
 import json
 import operator
 import sqlite3
+import sys
 import time
 import types
 import typing
 from pathlib import Path
 from typing import Any, Iterable, Union
 
-import sqlite_utils
-
 from . import models
 from .models import Row, json_safe
+
+
+def _import_sqlite_utils_lightly():
+    """sqlite-utils, imported without pandas and numpy when they are not loaded yet.
+
+    sqlite-utils imports both (half a second, most of an ingest's start-up) only to map their
+    scalar types to column types; benchvault never writes such values.  Whatever imports
+    pandas later gets it as usual.
+    """
+    hidden = [name for name in ("pandas", "numpy") if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]  # `import pandas` fails fast
+    try:
+        import sqlite_utils
+    finally:
+        for name in hidden:
+            del sys.modules[name]
+    return sqlite_utils
+
+
+sqlite_utils = _import_sqlite_utils_lightly()
 
 BUSY_TIMEOUT_MS = 600_000  # concurrent ingests wait for each other's per-file transactions
 

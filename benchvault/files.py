@@ -1,0 +1,92 @@
+"""Which files an ingest reads, what it says about each, and whether a file is already stored
+as it is now -- with nothing heavier than sqlite3 imported, so that re-running an ingest over
+unchanged files (the usual case) answers before the parsers, pydantic or sqlite-utils load."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import __version__
+
+TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".log", ".out", ".json", ".jsonl", ".csv", ".sql",
+                 ".mdx", ".text", ".err"}
+
+
+@dataclass
+class IngestWarning:
+    """A problem at file:line; stored in unparsed_blocks with the text it concerns."""
+
+    line: int
+    reason: str
+    format: str | None = None
+    raw_text: str | None = None
+
+    def where(self, path: str) -> str:
+        return f"{path}:{self.line}: {self.reason}"
+
+
+@dataclass
+class FileResult:
+    path: str
+    status: str = "ingested"          # ingested | unchanged | replaced | error
+    counts: dict[str, int] = field(default_factory=dict)
+    warnings: list[IngestWarning] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def runs(self) -> int:
+        return self.counts.get("serving_runs", 0)
+
+
+def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Files as given, directories walked for text-like files, sorted, without duplicates."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            out.extend(sorted(p for p in path.rglob("*")
+                              if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
+                              and ".expected." not in p.name  # a fixture's expected output
+                              and not any(part.startswith(".") for part in p.parts)))
+        else:
+            out.append(path)
+    seen: set[Path] = set()
+    return [p for p in out if not (p.resolve() in seen or seen.add(p.resolve()))]
+
+
+SOURCE_COLUMNS = "id, sha256, size, mtime_ns, parser_version"
+
+
+def stat_says(stored: dict[str, Any] | None, stat: os.stat_result) -> bool | None:
+    """Is the file stored as it is now?  True: same size and modification time, read by this
+    benchvault (like make and rsync decide); False: not stored, or changed; None: only the time
+    differs (touched, or rewritten with the same length) -- its hash must decide."""
+    if not stored or stored["parser_version"] != __version__ or stored["size"] != stat.st_size:
+        return False
+    return True if stored["mtime_ns"] == stat.st_mtime_ns else None
+
+
+def all_unchanged(db_path: Path, files: list[Path]) -> bool:
+    """Every one of ``files`` is stored as it is now, by size and time alone (see stat_says)."""
+    if not files or not Path(db_path).is_file():
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{Path(db_path).resolve()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return False
+    conn.row_factory = sqlite3.Row
+    try:
+        for path in files:
+            row = conn.execute(f"SELECT {SOURCE_COLUMNS} FROM sources WHERE path = ?",
+                               [str(path.resolve())]).fetchone()
+            if stat_says(dict(row) if row else None, path.stat()) is not True:
+                return False
+        return True
+    except (sqlite3.Error, OSError):
+        return False   # no warehouse yet, an older one, an unreadable file: ingest will say
+    finally:
+        conn.close()
