@@ -20,7 +20,7 @@ from .parsers.base import Block, BlockParseError, Context, Facts, FileFormat, Pa
 from .parsers.lines import (SNIFF_BYTES, FileDigest, LineSource, ReadReport, UnreadableFile,
                            file_digest)
 from .schemas import store
-from .schemas.models import Source, UnparsedBlock
+from .schemas.models import Source, UnparsedBlock, fields_of
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -132,7 +132,7 @@ def _build_line(hit: LineHit) -> Iterator[Parsed | IngestWarning]:
 
 def _stamp(parsed: Parsed, start: int, end: int, text: str) -> None:
     row = parsed.row
-    fields = type(row).model_fields
+    fields = fields_of(type(row))
     store.assign(row, **{name: value for name, value in
                          (("line_start", start), ("line_end", end), ("raw_text", text))
                          if name in fields and getattr(row, name) is None})
@@ -229,7 +229,7 @@ def _write_rows(db: sqlite_utils.Database, source_id: int, items: Iterable[Parse
             linker.facts(item)
             continue
         row = item.row
-        if "source_id" in type(row).model_fields:
+        if "source_id" in fields_of(type(row)):
             store.assign(row, source_id=source_id)
         linker.before_insert(row)
         row_id = writer.add(row)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .base import Context
+from ..schemas.models import fields_of
 from .grammar import whole_number
 
 LOG_PREFIX = re.compile(
@@ -84,7 +85,7 @@ def row_from_log_line(model: type, log: LogLine, context: Context, columns: dict
                       extra: dict[str, Any], **fields: Any) -> Any:
     """A ``model`` row from a parsed log message: counts made whole numbers (the model's int
     columns), with the line's time and the context every such row carries."""
-    for column, field in model.model_fields.items():
+    for column, field in fields_of(model).items():
         if column in columns and "int" in str(field.annotation):
             columns[column] = whole_number(columns[column], column)
     return model(logged_at=log.time.text() if log.time else None, section=context.section_text,

@@ -26,7 +26,7 @@ from typing import Any
 
 from lark import Lark, Token, v_args
 
-from ..schemas.models import LatencyStat, ServingRun
+from ..schemas.models import LatencyStat, ServingRun, fields_of
 from . import grammar
 from .base import Block, BlockFormat, BlockParseError, Parsed
 from .grammar import ColumnTransformer, flatten
@@ -134,7 +134,7 @@ def build(block: Block) -> Parsed:
     extra: dict[str, Any] = {}
     stats: list[LatencyStat] = []
     section = None
-    annotations = ServingRun.model_fields
+    annotations = fields_of(ServingRun)
     positions: dict[int, float] = {}
     for kind, payload, line in items:
         try:

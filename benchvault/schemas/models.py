@@ -6,6 +6,7 @@ derived from these classes.  Metric names follow vLLM's ``--save-result`` JSON k
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, ClassVar
 
@@ -33,6 +34,13 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, list):
         return [json_safe(v) for v in value]
     return value
+
+
+@functools.cache
+def fields_of(model: type[BaseModel]) -> dict[str, Any]:
+    """``model.model_fields``, looked up once: pydantic answers it through a descriptor that
+    costs microseconds per call, and ingest asks for every row."""
+    return dict(model.model_fields)
 
 
 class Row(BaseModel):

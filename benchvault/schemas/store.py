@@ -179,6 +179,8 @@ class _Layout:
 
     def __init__(self, model: type[Row]):
         self.names = tuple(model.model_fields)
+        self.table = model.__table__
+        self.has_id = "id" in model.model_fields
         self.values = operator.itemgetter(*self.names) if len(self.names) > 1 else \
             (lambda d, name=self.names[0]: (d[name],))
         self.json = [i for i, name in enumerate(self.names)
@@ -224,8 +226,8 @@ class BatchWriter:
         layout = self.layouts.get(model)
         if layout is None:
             layout = self.layouts[model] = _Layout(model)
-        if "id" in model.model_fields and row.id is None:
-            table = model.__table__
+        if layout.has_id and row.id is None:
+            table = layout.table
             if table not in self.next_id:
                 top = self.db.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
                 self.next_id[table] = top + 1
