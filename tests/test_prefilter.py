@@ -36,7 +36,7 @@ def read_all(path: Path, monkeypatch, skipping: bool) -> list:
                             [to_record(c) for c in item.children]))
             else:  # Facts: a line of a server launch
                 out.append(("facts", item.kind, item.line, item.values))
-        return out
+        return [repr(entry) for entry in out]   # repr: a printed `nan` equals itself
 
 
 @pytest.mark.parametrize("path", TEXT_FIXTURES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -100,3 +100,15 @@ def test_every_preamble_line_in_the_fixtures_holds_a_preamble_marker():
             for line in path.read_text(errors="replace").splitlines():
                 if fmt.preamble.match(line.strip()):
                     assert any(m in line.lower() for m in fmt.preamble_markers), (path, line)
+
+
+def test_a_bom_does_not_hide_the_first_line(tmp_path, monkeypatch):
+    """Found by the property test: with a UTF-8 BOM the command on line 1 was skipped."""
+    note = tmp_path / "bom.txt"
+    note.write_bytes(b"\xef\xbb\xbf$ ./llama-bench -m tiny.gguf -p 64 -n 16\n"
+                     b"| model | size | params | backend | threads | test | t/s |\n"
+                     b"| --- | ---: | ---: | --- | ---: | ---: | ---: |\n"
+                     b"| llama ?B F16 | 9.01 MiB | 4.72 M | CPU | 2 | pp64 | 16922.40 \xc2\xb1 233.13 |\n")
+    assert read_all(note, monkeypatch, True) == read_all(note, monkeypatch, False)
+    rows = [item.row for item in ingest.parse_file(note) if hasattr(item, "row")]
+    assert rows[0].command == "./llama-bench -m tiny.gguf -p 64 -n 16"

@@ -138,10 +138,11 @@ class LineSource:
             end = len(data) - len(more) + found + 1 if found >= 0 else 0
         if end < len(data):
             self.fh.seek(end - len(data), 1)  # the unfinished line is read with the next chunk
-        self.pos = 0
         if self.first and data.startswith(codecs.BOM_UTF8):
-            self.pos = len(codecs.BOM_UTF8)
+            # Cut, not stepped over: the first line must start at 0 for the prefilter.
+            data, end = data[len(codecs.BOM_UTF8):], end - len(codecs.BOM_UTF8)
         self.first = False
+        self.pos = 0
         self.buf, self.end = data, end
         self.candidates = self.prefilter.candidates(data, end) if self.prefilter else []
         self.next_candidate = 0
