@@ -166,15 +166,18 @@ class LineSource:
         lineno, self.lineno = self.lineno, self.lineno + 1
         return lineno, clean_line(text)
 
-    def next_plain(self) -> tuple[int, str] | None:
-        """The next line if it is in the chunk read and holds no marker, else None."""
-        if self.prefilter is None or self.utf16 or self.pos >= self.end:
-            return None
+    def _candidate_ahead(self) -> int:
+        """Offset of the first candidate line at or after the position (``end`` if none)."""
         candidates, i = self.candidates, self.next_candidate
         while i < len(candidates) and candidates[i] < self.pos:
             i += 1
         self.next_candidate = i
-        if i < len(candidates) and candidates[i] == self.pos:
+        return candidates[i] if i < len(candidates) else self.end
+
+    def next_plain(self) -> tuple[int, str] | None:
+        """The next line if it is in the chunk read and holds no marker, else None."""
+        if self.prefilter is None or self.utf16 or self.pos >= self.end \
+                or self._candidate_ahead() == self.pos:
             return None
         return next(self)
 
@@ -183,11 +186,7 @@ class LineSource:
         if self.prefilter is None or self.utf16:
             return
         while True:
-            candidates, i = self.candidates, self.next_candidate
-            while i < len(candidates) and candidates[i] < self.pos:
-                i += 1
-            self.next_candidate = i
-            target = candidates[i] if i < len(candidates) else self.end
+            target = self._candidate_ahead()
             if target > self.pos:
                 self.lineno += self.buf.count(b"\n", self.pos, target)
                 self.pos = target
