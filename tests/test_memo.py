@@ -135,3 +135,17 @@ def test_memo_gives_lark_results_for_texts_laid_out_like_a_known_one(pick, data)
         memo_parse(fresh, text)
         memo_parse(fresh, in_numbers)
         assert fresh.hits == 1
+
+
+def test_the_cache_stays_within_its_budget(monkeypatch):
+    """Every shape new (labels with a counter): the cache stops growing at its budget, and
+    a text longer than MAX_TEXT is never kept; results stay lark's."""
+    monkeypatch.setattr(memo, "MAX_CACHED_CHARS", 10_000)
+    cache = memo.Memo(lambda text: text.split())
+    for i in range(2000):
+        text = f"label{i}x: {i}.5 ms"
+        assert cache(text) == text.split()
+    assert cache.cached_chars <= 10_000
+    assert 100 < len(cache.shapes) + len(cache.layouts) < 1000
+    long = "x" * (memo.MAX_TEXT + 1) + " 42"
+    assert cache(long) == long.split() and long.translate(memo._NONZERO_DIGITS) not in cache.layouts

@@ -27,7 +27,10 @@ from typing import Any, Callable
 
 # A standalone number: not part of a word, a version, an address, an exponent or `1,024`.
 SLOT_RE = re.compile(r"(?<![\w.])(?<!\d,)((?:0|[1-9]\d*)(?:\.\d+)?)(?![\w.]|,\d)")
-MAX_SHAPES = 4096          # per parser; past that, new shapes are parsed every time
+# What a parser's cache may hold: shapes are a block or a line (a few hundred bytes to a few
+# KB); past the budget new shapes are parsed every time, so memory stays flat on any file.
+MAX_CACHED_CHARS = 8 << 20
+MAX_TEXT = 16 << 10        # a longer text (a pasted 1 MB line) is parsed, never cached
 _PLAIN = (str, int, float, bool, type(None))
 _UNCACHEABLE = object()
 
@@ -167,9 +170,18 @@ class Memo:
         # the same places, so a text seen before in that layout needs no regex -- once the
         # digits that are text, not numbers (`P99`, `v0.6.6`), are checked to be the same.
         self.layouts: dict[str, Any] = {}
+        self.cached_chars = 0
         self.hits = self.misses = 0
 
+    def _room(self, chars: int) -> bool:
+        if self.cached_chars + chars > MAX_CACHED_CHARS:
+            return False
+        self.cached_chars += chars
+        return True
+
     def __call__(self, text: str) -> Any:
+        if len(text) > MAX_TEXT:
+            return self.parse(text)
         layout = text.translate(_NONZERO_DIGITS)
         known = self.layouts.get(layout)
         if known is not None:
@@ -186,15 +198,14 @@ class Memo:
         if template is None:
             self.misses += 1
             result = self.parse(text)       # a parse error propagates and nothing is kept
-            if len(self.shapes) < MAX_SHAPES:
+            if self._room(len(key)):
                 self.shapes[key] = template = self._template(pieces, slots, result)
         elif template is not _UNCACHEABLE:
             self.hits += 1
             result = template(slots)
         else:
             result = self.parse(text)
-        if template is not None and template is not _UNCACHEABLE \
-                and len(self.layouts) < MAX_SHAPES:
+        if template is not None and template is not _UNCACHEABLE and self._room(len(layout)):
             self.layouts[layout] = (template, *_spans(pieces))
         return result
 
