@@ -41,12 +41,15 @@ def ingest(
                                                     "files (repeatable), e.g. --tag gpu=MI300X."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Parse and report, write nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
-    force: bool = typer.Option(False, "--force", help="Re-read files even when unchanged."),
+    force: bool = typer.Option(False, "--force", help="Re-read files even when unchanged (a file "
+                                                      "is unchanged when its size and "
+                                                      "modification time, or else its SHA-256, "
+                                                      "are as when it was read)."),
 ) -> None:
     """Find every benchmark result in PATHS and store it with its context and provenance.
 
-    Re-ingesting an unchanged file adds nothing; a changed file replaces its rows in one
-    transaction. Problems are warnings with file:line (kept in the unparsed_blocks table);
+    Re-ingesting an unchanged file adds nothing and reads nothing (its size and modification
+    time say so, as for make); a changed file replaces its rows in one transaction. Problems are warnings with file:line (kept in the unparsed_blocks table);
     a file that cannot be read at all makes the exit code 1, the rest is still ingested.
     """
     from .files import FileResult, all_unchanged, expand_paths
