@@ -13,7 +13,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 
 # CSI sequences (colours, cursor moves), OSC sequences (window titles) and two-byte escapes.
@@ -174,12 +174,29 @@ class LineSource:
         self.next_candidate = i
         return candidates[i] if i < len(candidates) else self.end
 
-    def next_plain(self) -> tuple[int, str] | None:
-        """The next line if it is in the chunk read and holds no marker, else None."""
-        if self.prefilter is None or self.utf16 or self.pos >= self.end \
-                or self._candidate_ahead() == self.pos:
-            return None
-        return next(self)
+    def take_plain(self, prepare: Callable[[str], str], is_end: Callable[[str], object],
+                   room: int) -> tuple[list[tuple[int, str]], bool]:
+        """The lines from here that hold no marker, in the chunk read, each cleaned and passed
+        through ``prepare``; it stops after the first that ``is_end`` accepts (True), at the
+        next candidate line or the end of the chunk, or after ``room`` lines (False)."""
+        lines: list[tuple[int, str]] = []
+        if self.prefilter is None or self.utf16:
+            return lines, False
+        stop = self._candidate_ahead()
+        buf, pos, lineno, encoding = self.buf, self.pos, self.lineno, self.encoding
+        ended = False
+        while pos < stop and len(lines) < room:
+            newline = buf.find(b"\n", pos, stop)
+            after = stop if newline < 0 else newline + 1
+            # A marker-free line is ASCII (the prefilter takes every other), so it decodes.
+            text = prepare(clean_line(buf[pos:after].decode(encoding)))
+            lines.append((lineno, text))
+            pos, lineno = after, lineno + 1
+            if is_end(text):
+                ended = True
+                break
+        self.pos, self.lineno = pos, lineno
+        return lines, ended
 
     def skip_inert(self) -> None:
         """Move to the next line that holds a marker (or to the end), counting lines."""

@@ -126,10 +126,8 @@ class Segmenter:
                 lineno, text = next(source)
             except StopIteration:
                 break
-            if self.markdown and ">" in text[:4]:
-                # Output quoted in a reply (`> ====== Serving Benchmark Result ======`) is
-                # output; `>` can only open a quote within a line's first four characters.
-                text = BLOCKQUOTE_RE.sub("", text, count=1)
+            if self.markdown:
+                text = self._unquote(text)
             if pending is not None:
                 start, end, joined = pending
                 if self._continues(joined, text):
@@ -259,23 +257,23 @@ class Segmenter:
         """Give an open block with an end line the lines that follow it, straight from a
         LineSource, as long as no marker is on them: such a line can only end the block or be
         part of it (it starts nothing, cuts nothing, joins nothing).  True: the block ended."""
-        take = getattr(source, "next_plain", None)
-        fmt = block.format
+        take = getattr(source, "take_plain", None)
         if take is None or self.lookahead:
             return False
-        while len(block.lines) < fmt.max_lines:
-            line = take()
-            if line is None:
-                return False
-            lineno, text = line
-            if self.markdown and ">" in text[:4]:
-                text = BLOCKQUOTE_RE.sub("", text, count=1)
-            block.lines.append(text)
-            block.line_end = lineno
-            if fmt.end.match(text):
-                block.complete = True
-                return True
-        return False
+        fmt = block.format
+        lines, ended = take(self._unquote if self.markdown else str, fmt.end.match,
+                            fmt.max_lines - len(block.lines))
+        if lines:
+            block.lines.extend(text for _, text in lines)
+            block.line_end = lines[-1][0]
+        block.complete = ended
+        return ended
+
+    @staticmethod
+    def _unquote(text: str) -> str:
+        """Output quoted in a reply (`> ====== Serving Benchmark Result ======`) is output;
+        `>` can only open a quote within a line's first four characters."""
+        return BLOCKQUOTE_RE.sub("", text, count=1) if ">" in text[:4] else text
 
     # -- the pass --------------------------------------------------------------------------
     def run(self, lines: Iterable[tuple[int, str]]) -> Iterator[Block | LineHit | Truncated]:
