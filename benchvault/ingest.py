@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 from pydantic import ValidationError
 
 from . import __version__
+# expand_paths and TEXT_SUFFIXES stay importable from here: the library's entry point.
 from .files import (SOURCE_COLUMNS, TEXT_SUFFIXES, FileResult, IngestWarning,  # noqa: F401
                     expand_paths, stat_says)
 from .parsers import file_formats
@@ -25,10 +26,10 @@ from .schemas.models import Source, UnparsedBlock, fields_of
 if TYPE_CHECKING:
     import sqlite_utils
 
+    from .parsers.segmenter import LineHit
+
 # The segmenter, the grammars and the linker are imported when a file is read: an ingest of
 # unchanged files (the usual re-run) starts without them.
-
-INSERT_BATCH = 500
 
 
 def parse_file(path: Path, tags: dict[str, str] | None = None,
@@ -76,7 +77,7 @@ def _file_format(path: Path) -> FileFormat | None:
         with open(path, "rb") as fh:
             head = fh.read(SNIFF_BYTES)
     except OSError:
-        return None  # iter_lines says why
+        return None  # LineSource says why
     return next((f for f in file_formats() if f.sniff(head, str(path))), None)
 
 

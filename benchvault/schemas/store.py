@@ -10,7 +10,7 @@ import time
 import types
 import typing
 from pathlib import Path
-from typing import Any, Iterable, Union
+from typing import Any, Union
 
 from . import models
 from .models import Row, json_safe
@@ -163,14 +163,6 @@ def assign(row: Row, **values: Any) -> None:
 
 def insert(db: sqlite_utils.Database, row: Row) -> int:
     return db[row.__table__].insert(to_record(row)).last_pk
-
-
-def insert_many(db: sqlite_utils.Database, rows: Iterable[Row]) -> None:
-    by_table: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        by_table.setdefault(row.__table__, []).append(to_record(row))
-    for table, records in by_table.items():
-        db[table].insert_all(records, batch_size=500)
 
 
 class _Layout:
