@@ -101,7 +101,8 @@ def _build_block(block: Block) -> Iterator[Parsed | IngestWarning]:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
-        yield IngestWarning(block.line_start, f"{name}: {where}: {first.get('msg')}", name, block.text)
+        yield IngestWarning(block.line_start, f"{name}: {where}: {first.get('msg')}", name,
+                            block.text)
         return
     # A table block gives a row (or a problem) per line of the table.
     for item in parsed if isinstance(parsed, list) else [parsed]:
@@ -124,7 +125,8 @@ def _build_line(hit: LineHit) -> Iterator[Parsed | IngestWarning]:
     if isinstance(parsed, Facts):
         # One line of a record many lines assemble (a server launch): the Linker merges it.
         parsed.line, parsed.text = hit.line, hit.text
-        yield from (IngestWarning(line, f"{name}: {reason}", name) for line, reason in parsed.warnings)
+        yield from (IngestWarning(line, f"{name}: {reason}", name)
+                    for line, reason in parsed.warnings)
         yield parsed
     elif parsed is not None:
         _stamp(parsed, hit.line, hit.line, hit.text)
@@ -160,14 +162,17 @@ def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | No
     except UnreadableFile as exc:
         result.status, result.error = "error", str(exc)
         return result
-    digest = FileDigest(path)
+    digest = None
     db.execute("BEGIN IMMEDIATE")
     try:
         existing = _existing(db, abspath)
-        if not force and _unchanged(db, abspath, path, stat):  # another process just did it
+        # Another process may have stored it meanwhile (with this size and time); the hash, if
+        # it had to decide, was compared above already.
+        if not force and stat_says(existing, stat) is True:
             result.status = "unchanged"
             db.execute("COMMIT")
             return result
+        digest = FileDigest(path)
         if existing:
             store.delete_source(db, existing["id"])
             result.status = "replaced"
@@ -197,7 +202,8 @@ def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | No
         db.execute("ROLLBACK")
         raise
     finally:
-        digest.result(wait_only=True)
+        if digest is not None:
+            digest.result(wait_only=True)
     return result
 
 
@@ -248,7 +254,8 @@ def _write_rows(db: sqlite_utils.Database, source_id: int, items: Iterable[Parse
         result.counts["server_launches"] = linker.launch_count
 
 
-def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path], tags: dict[str, str] | None = None,
+def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path],
+                 tags: dict[str, str] | None = None,
                  on_file: Callable[[FileResult], None] | None = None,
                  force: bool = False) -> list[FileResult]:
     results = []
