@@ -13,7 +13,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import Callable, Iterator
 
 
 # CSI sequences (colours, cursor moves), OSC sequences (window titles) and two-byte escapes.
@@ -77,10 +77,6 @@ def sniff_encoding(head: bytes) -> tuple[str, bool]:
     return "utf-8", False
 
 
-def _utf16_lines(fh: BinaryIO, encoding: str) -> Iterator[str]:
-    yield from codecs.getreader(encoding)(fh, errors="replace")
-
-
 class LineSource:
     """(line number, cleaned text) for every line of a file, 1-based, read in large chunks.
 
@@ -103,7 +99,8 @@ class LineSource:
         self.fh.seek(0)
         self.encoding = "utf-8" if self.report.encoding == "utf-8-sig" else self.report.encoding
         self.utf16 = self.report.encoding.startswith("utf-16")
-        self.utf16_lines = _utf16_lines(self.fh, self.report.encoding) if self.utf16 else None
+        self.utf16_lines = codecs.getreader(self.report.encoding)(self.fh, errors="replace") \
+            if self.utf16 else None
         self.buf = b""
         self.pos = 0                  # offset in buf of the next line
         self.lineno = 1               # number of the next line

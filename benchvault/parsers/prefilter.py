@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Iterable
+from typing import Iterable, Iterator
 
 try:  # pragma: no cover - the fallback is exercised in tests by forcing it
     import hyperscan
@@ -66,25 +66,32 @@ class Prefilter:
 
     def candidates(self, chunk: bytes, end: int | None = None) -> list[int]:
         """Sorted start offsets of the candidate lines in ``chunk[:end]`` (lines end at
-        ``\n``)."""
+        ``\n``): lines holding a marker or a non-ASCII byte."""
         end = len(chunk) if end is None else end
-        starts = set()
-        last_line_end = -1
-        for match_end in sorted(self._marker_ends(chunk, end)):
-            if match_end - 1 <= last_line_end:
-                continue                       # another marker in a line already taken
-            starts.add(chunk.rfind(b"\n", 0, match_end - 1) + 1)
-            line_end = chunk.find(b"\n", match_end - 1, end)
-            last_line_end = end if line_end < 0 else line_end
+        hits = [match_end - 1 for match_end in self._marker_ends(chunk, end)]
         if not chunk.isascii():
-            pos = 0
-            while (match := _NON_ASCII.search(chunk, pos, end)) is not None:
-                starts.add(chunk.rfind(b"\n", 0, match.start()) + 1)
-                line_end = chunk.find(b"\n", match.start(), end)
-                if line_end < 0:
-                    break
-                pos = line_end + 1
-        return sorted(starts)
+            hits.extend(_first_non_ascii_per_line(chunk, end))
+        starts: list[int] = []
+        line_end = -1
+        for hit in sorted(hits):
+            if hit <= line_end:
+                continue                       # another hit in a line already taken
+            starts.append(chunk.rfind(b"\n", 0, hit) + 1)
+            line_end = chunk.find(b"\n", hit, end)
+            line_end = end if line_end < 0 else line_end
+        return starts
+
+
+def _first_non_ascii_per_line(chunk: bytes, end: int) -> Iterator[int]:
+    """Offset of the first non-ASCII byte of each line that has one (one search per line, not
+    one hit per byte of a line in another script)."""
+    pos = 0
+    while (match := _NON_ASCII.search(chunk, pos, end)) is not None:
+        yield match.start()
+        line_end = chunk.find(b"\n", match.start(), end)
+        if line_end < 0:
+            return
+        pos = line_end + 1
 
 
 @lru_cache(maxsize=None)

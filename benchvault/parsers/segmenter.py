@@ -337,13 +337,10 @@ class Segmenter:
                 if self.start_hint.search(text) else None
             if started is not None:
                 block = Block(started, [text], start, end, False, self.ctx.snapshot())
-                if started.end is not None and started.end.match(text):
-                    # The whole block on one line (an HTML <table>...</table>).
+                # Ended on its own line (an HTML <table>...</table>) or by the lines after it.
+                if started.end is not None and (started.end.match(text)
+                                                or self._take_plain(block, lines)):
                     block.complete = True
-                    yield block
-                    block = None
-                    self._consume(started)
-                elif started.end is not None and self._take_plain(block, lines):
                     yield block
                     block = None
                     self._consume(started)

@@ -150,8 +150,13 @@ def to_record(row: Row) -> dict[str, Any]:
     record = dict(row.__dict__)
     for name, value in record.items():
         if isinstance(value, (dict, list)):
-            record[name] = json.dumps(json_safe(value), default=str)
+            record[name] = _json_text(value)
     return record
+
+
+def _json_text(value: dict | list) -> str:
+    """A JSON column's value as stored (inf/nan as the strings Python prints)."""
+    return json.dumps(json_safe(value), default=str)
 
 
 def assign(row: Row, **values: Any) -> None:
@@ -186,7 +191,7 @@ class _Layout:
             values = list(values)
             for i in self.json:
                 if isinstance(values[i], (dict, list)):
-                    values[i] = json.dumps(json_safe(values[i]), default=str)
+                    values[i] = _json_text(values[i])
         return values
 
 
