@@ -49,8 +49,9 @@ def ingest(
     """Find every benchmark result in PATHS and store it with its context and provenance.
 
     Re-ingesting an unchanged file adds nothing and reads nothing (its size and modification
-    time say so, as for make); a changed file replaces its rows in one transaction. Problems are warnings with file:line (kept in the unparsed_blocks table);
-    a file that cannot be read at all makes the exit code 1, the rest is still ingested.
+    time say so, as for make); a changed file replaces its rows in one transaction. Problems
+    are warnings with file:line (kept in the unparsed_blocks table); a file that cannot be read
+    at all makes the exit code 1, the rest is still ingested.
     """
     from .files import FileResult, all_unchanged, expand_paths
 

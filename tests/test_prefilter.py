@@ -108,7 +108,8 @@ def test_a_bom_does_not_hide_the_first_line(tmp_path, monkeypatch):
     note.write_bytes(b"\xef\xbb\xbf$ ./llama-bench -m tiny.gguf -p 64 -n 16\n"
                      b"| model | size | params | backend | threads | test | t/s |\n"
                      b"| --- | ---: | ---: | --- | ---: | ---: | ---: |\n"
-                     b"| llama ?B F16 | 9.01 MiB | 4.72 M | CPU | 2 | pp64 | 16922.40 \xc2\xb1 233.13 |\n")
+                     b"| llama ?B F16 | 9.01 MiB | 4.72 M | CPU | 2 | pp64 "
+                     b"| 16922.40 \xc2\xb1 233.13 |\n")
     assert read_all(note, monkeypatch, True) == read_all(note, monkeypatch, False)
     rows = [item.row for item in ingest.parse_file(note) if hasattr(item, "row")]
     assert rows[0].command == "./llama-bench -m tiny.gguf -p 64 -n 16"

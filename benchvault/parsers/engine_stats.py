@@ -27,6 +27,7 @@ from .base import Context, LineFormat, Parsed
 from .grammar import ColumnTransformer, flatten
 from .vllm_server_log import row_from_log_line, split_log_line
 
+
 @v_args(inline=True)
 class LineToColumns(ColumnTransformer):
     """Tree → ({column: value}, {unknown label: value})."""

@@ -31,6 +31,8 @@ from .vllm_server_log import row_from_log_line, split_log_line
 STAGE_COLUMNS = {"average_time_per_proposal_tok_ms": "proposal_time_per_token_ms",
                  "scoring_time_ms": "scoring_time_ms",
                  "verification_time_ms": "verification_time_ms"}
+
+
 def _number(text: str) -> float:
     return float(text)
 

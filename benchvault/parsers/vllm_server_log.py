@@ -91,4 +91,3 @@ def row_from_log_line(model: type, log: LogLine, context: Context, columns: dict
     return model(logged_at=log.time.text() if log.time else None, section=context.section_text,
                  label=context.label_or_heading, tags=context.tags or None,
                  extra=extra or None, **fields, **columns)
-
