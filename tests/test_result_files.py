@@ -30,11 +30,13 @@ def test_stdout_and_saved_json_of_one_run_give_equal_rows(tmp_path):
     ingest_into(db, STDOUT, SAVED)
     printed, saved = only_run(db, STDOUT.name), only_run(db, SAVED.name)
     compared = 0
-    # what only the printed run has: its command line's --dataset-name (vLLM does not save it)
+    # what only the printed run has: its command line's dataset and lengths (vLLM does not
+    # save them)
+    workload = {"dataset_name", "random_input_len", "random_output_len"}
     assert {c for c, v in printed.items() if v is not None and saved[c] is None
-            and c not in PROVENANCE} == {"dataset_name"}
+            and c not in PROVENANCE} == workload
     for column, value in printed.items():
-        if column in PROVENANCE or value is None or column == "dataset_name":
+        if column in PROVENANCE or value is None or column in workload:
             continue
         compared += 1
         other = saved[column]

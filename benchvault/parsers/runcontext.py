@@ -42,7 +42,27 @@ CLIENT_BACKEND_ENGINES = {"sglang": "sglang", "sglang-oai": "sglang", "tgi": "tg
 
 RUN_KEYS = ("backend", "endpoint", "base_url", "host", "port", "model", "tokenizer",
             "dataset_name", "dataset_path", "num_prompts", "max_concurrency", "request_rate",
-            "burstiness", "seed")
+            "burstiness", "seed", "ignore_eos")
+# Workload lengths, per dataset: the client's arguments list every dataset's defaults, so only
+# those of the run's own dataset say anything about it.
+WORKLOAD_KEYS = {
+    "random": ("random_input_len", "random_output_len", "random_range_ratio",
+               "random_prefix_len"),
+    "sharegpt": ("sharegpt_output_len",),
+    "sonnet": ("sonnet_input_len", "sonnet_output_len", "sonnet_prefix_len"),
+    "hf": ("hf_output_len",),
+}
+INT_KEYS = ("max_concurrency", "num_prompts", "port", "seed", "random_input_len",
+            "random_output_len", "random_prefix_len", "sharegpt_output_len", "sonnet_input_len",
+            "sonnet_output_len", "sonnet_prefix_len", "hf_output_len")
+FLOAT_KEYS = ("request_rate", "burstiness", "random_range_ratio")
+
+
+def workload_keys(dataset_name: str | None) -> tuple[str, ...]:
+    """The length arguments that apply to ``dataset_name`` (all of them when it is unknown)."""
+    if not dataset_name:
+        return tuple(k for keys in WORKLOAD_KEYS.values() for k in keys)
+    return WORKLOAD_KEYS.get(str(dataset_name).lower().split("-")[0], ())
 PRINTED_KEYS = {"traffic request rate": "request_rate", "burstiness factor": "burstiness",
                 "maximum request concurrency": "max_concurrency",
                 "max request concurrency": "max_concurrency"}
@@ -94,11 +114,13 @@ def serving_context(context: Context, printed_backend: str | None = None) -> dic
     row: dict[str, Any] = {"section": context.section_text, "label": context.label_or_heading,
                            "tags": context.tags or None}
     bench = context.commands.get("serving_bench")
+    command = None
     if bench is not None:
         command = parse_command(bench.text, BENCH_COMMANDS["serving_bench"])
         if command is not None:
             row["command"] = command.text
             row.update({k: v for k, v in command.args.items() if k in RUN_KEYS})
+    arguments: dict[str, Any] = dict(command.args) if command is not None else {}
     row.update(_printed_values(context))
     if context.namespace is not None:
         try:
@@ -108,13 +130,18 @@ def serving_context(context: Context, printed_backend: str | None = None) -> dic
         if namespace is not None:
             row["namespace"] = json_safe(namespace)
             row.update({k: v for k, v in namespace.items() if k in RUN_KEYS and v is not None})
-    for key in ("max_concurrency", "num_prompts", "port", "seed"):
+            arguments.update(namespace)
+    lengths = workload_keys(row.get("dataset_name"))
+    row.update({k: v for k, v in arguments.items() if k in lengths and v is not None})
+    if isinstance(row.get("ignore_eos"), str):
+        row["ignore_eos"] = row["ignore_eos"].lower() in ("true", "1", "yes")
+    for key in INT_KEYS:
         if isinstance(row.get(key), str):
             try:
                 row[key] = int(row[key])
             except ValueError:
                 row.pop(key)
-    for key in ("request_rate", "burstiness"):
+    for key in FLOAT_KEYS:
         if isinstance(row.get(key), str):
             try:
                 row[key] = float(row[key])

@@ -34,7 +34,7 @@ from ..schemas.result_files import ServingRequest
 from .base import Context, FileFormat, Parsed, Problem
 from .jsonstream import values
 from .lines import sniff_encoding
-from .runcontext import infer_engine
+from .runcontext import infer_engine, workload_keys
 from .vllm_serving import metric_key
 
 RAW_LIMIT = 20_000
@@ -63,8 +63,7 @@ OWN_COLUMNS = {"id", "source_id", "line_start", "line_end", "raw_text", "section
 # Top-level keys the writers define themselves (not --metadata), kept in `extra`.
 WRITER_KEYS = {"date", "endpoint_type", "label", "tag", "ramp_up_strategy", "ramp_up_start_rps",
                "ramp_up_end_rps", "best_of", "use_beam_search", "rps_change_events",
-               "server_info", "storage_backend", "goodput_slos_ms", "sharegpt_output_len",
-               "random_input_len", "random_output_len", "random_range_ratio"}
+               "server_info", "storage_backend", "goodput_slos_ms"}
 STAT_KEY_RE = re.compile(r"^(mean|median|std|min|max|p\d+(?:\.\d+)?)_(.+)_ms$")
 SIGNATURE = ('"completed"', '"request_throughput"')
 INFINITE = {"inf", "infinity", "+inf"}
@@ -147,6 +146,11 @@ def record_to_parsed(record: dict[str, Any], context: Context, fmt: str, line: i
             tags[key] = value                          # --metadata KEY=VALUE
         else:
             extra[key] = value
+    # Length arguments of another dataset than the run's say nothing about it.
+    relevant = set(workload_keys(values_.get("dataset_name")))
+    for key in workload_keys(None):
+        if key in values_ and key not in relevant:
+            extra[key] = values_.pop(key)
     rates = values_.get("spec_decode_per_position_acceptance_rates")
     if isinstance(rates, list):    # saved as fractions, printed as percentages
         values_["spec_decode_per_position_acceptance_rates"] = [r * 100 for r in rates]

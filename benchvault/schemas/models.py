@@ -134,6 +134,29 @@ class ServingRunBase(Provenance):
     request_rate: float | None = col("Configured request rate; inf means all at once.", "req/s")
     burstiness: float | None = col("Burstiness factor of request arrivals (1.0 = Poisson).")
     seed: int | None = col("Client random seed.")
+    # the workload's lengths, as the client's own arguments name them (only those of the
+    # run's dataset are kept: a Namespace lists every dataset's defaults)
+    random_input_len: int | None = col("Prompt length of the random dataset "
+                                       "(`--random-input-len`).", "tokens")
+    random_output_len: int | None = col("Output length of the random dataset "
+                                        "(`--random-output-len`).", "tokens")
+    random_range_ratio: float | None = col("Spread of the random dataset's lengths around "
+                                           "their value (`--random-range-ratio`).", "fraction")
+    random_prefix_len: int | None = col("Shared prefix before each random prompt "
+                                        "(`--random-prefix-len`).", "tokens")
+    sharegpt_output_len: int | None = col("Output length forced on ShareGPT prompts "
+                                          "(`--sharegpt-output-len`); null: the dataset's own.",
+                                          "tokens")
+    sonnet_input_len: int | None = col("Prompt length of the sonnet dataset "
+                                       "(`--sonnet-input-len`).", "tokens")
+    sonnet_output_len: int | None = col("Output length of the sonnet dataset "
+                                        "(`--sonnet-output-len`).", "tokens")
+    sonnet_prefix_len: int | None = col("Shared prefix of the sonnet dataset "
+                                        "(`--sonnet-prefix-len`).", "tokens")
+    hf_output_len: int | None = col("Output length forced on a Hugging Face dataset "
+                                    "(`--hf-output-len`).", "tokens")
+    ignore_eos: bool | None = col("Generation ran to the output length, past end-of-sequence "
+                                  "(`--ignore-eos`).")
     command: str | None = col("Benchmark command line that produced the block, as pasted.")
     namespace: dict[str, Any] | None = col("All client arguments from the printed Namespace(...).")
     # metrics, named after vLLM's --save-result JSON keys
