@@ -17,8 +17,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from benchvault.parsers import prefilter
-from benchvault.parsers.lines import LineSource
+from benchvault.reading import prefilter
+from benchvault.reading.lines import LineSource
 
 CHUNK = LineSource.CHUNK
 

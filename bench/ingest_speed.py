@@ -150,7 +150,7 @@ def timed(cmd: list[str], path: Path) -> tuple[float, int, str]:
 
 def marker_files() -> tuple[Path, Path]:
     """benchvault's prefilter markers as grep -F pattern files (exact, caseless)."""
-    from benchvault.parsers import prefilter
+    from benchvault.reading import prefilter
 
     exact, caseless = prefilter.for_formats().markers
     files = DATA / "markers.txt", DATA / "markers-caseless.txt"

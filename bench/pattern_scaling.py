@@ -17,8 +17,8 @@ import sys
 import time
 
 from benchvault.parsers import block_formats, line_formats
-from benchvault.parsers import segmenter as segmenter_module
-from benchvault.parsers.segmenter import Segmenter
+from benchvault.reading import segmenter as segmenter_module
+from benchvault.reading.segmenter import Segmenter
 
 # Runs of one piece each: word characters, spaces, brackets, path separators, quotes, rules.
 PIECES = ["x", "a ", "] ", "# ", "| ", "=", "-", "(", "/", "'", "KV", "serve ", "1.", " took",

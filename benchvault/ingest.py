@@ -18,7 +18,7 @@ from .files import (SOURCE_COLUMNS, TEXT_SUFFIXES, FileResult, IngestWarning,  #
                     expand_paths, stat_says)
 from .parsers import file_formats
 from .parsers.base import Block, BlockParseError, Context, Facts, FileFormat, Parsed, Problem
-from .parsers.lines import (SNIFF_BYTES, FileDigest, LineSource, ReadReport, UnreadableFile,
+from .reading.lines import (SNIFF_BYTES, FileDigest, LineSource, ReadReport, UnreadableFile,
                            file_digest)
 from .schemas import store
 from .schemas.models import Source, UnparsedBlock, fields_of
@@ -26,7 +26,7 @@ from .schemas.models import Source, UnparsedBlock, fields_of
 if TYPE_CHECKING:
     import sqlite_utils
 
-    from .parsers.segmenter import LineHit
+    from .reading.segmenter import LineHit
 
 # The segmenter, the grammars and the linker are imported when a file is read: an ingest of
 # unchanged files (the usual re-run) starts without them.
@@ -40,8 +40,8 @@ def parse_file(path: Path, tags: dict[str, str] | None = None,
     if whole is not None:
         yield from _read_whole(whole, path, tags)
         return
-    from .parsers import prefilter
-    from .parsers.segmenter import Segmenter
+    from .reading import prefilter
+    from .reading.segmenter import Segmenter
 
     segmenter = Segmenter(str(path), tags=tags)
     source = LineSource(path, report, prefilter.for_formats())
@@ -58,7 +58,7 @@ def parse_file(path: Path, tags: dict[str, str] | None = None,
 
 
 def _segments(segmenter, lines: LineSource) -> Iterator[Parsed | IngestWarning]:
-    from .parsers.segmenter import LineHit, Truncated
+    from .reading.segmenter import LineHit, Truncated
 
     for item in segmenter.run(lines):
         if isinstance(item, Truncated):

@@ -1,4 +1,4 @@
-"""Parsing each shape of text once (parsers/memo.py) must give exactly what lark gives.
+"""Parsing each shape of text once (reading/memo.py) must give exactly what lark gives.
 
 The texts are the real blocks and log lines of the fixtures; the property test puts other
 numbers (0, long, decimal, many digits) into them, which is what the cache sees in a sweep.
@@ -12,10 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchvault.parsers import engine_stats, memo, spec_decode, vllm_server, vllm_serving
-from benchvault.parsers.segmenter import LineHit, Segmenter
+from benchvault.parsers import engine_stats, spec_decode, vllm_server, vllm_serving
+from benchvault.reading import memo
+from benchvault.reading.segmenter import LineHit, Segmenter
 from benchvault.parsers.base import Block
-from benchvault.parsers.lines import iter_lines
+from benchvault.reading.lines import iter_lines
 from benchvault.parsers.vllm_server_log import split_log_line
 from fuzzing import CORPUS
 

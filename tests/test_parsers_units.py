@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from benchvault.parsers.cmdline import invoked_at, parse_command
-from benchvault.parsers.pyliteral import ReprParseError, parse_namespace, parse_value
+from benchvault.reading.cmdline import invoked_at, parse_command
+from benchvault.reading.pyliteral import ReprParseError, parse_namespace, parse_value
 from benchvault.parsers.runcontext import BENCH_COMMANDS, LAUNCH_COMMANDS
 
 
@@ -110,6 +110,6 @@ def test_a_count_that_is_not_whole_is_a_warning(tmp_path, line):
     ("[2025-01-05 11:32:46] vllm serve m", "[2025-01-05 11:32:46] vllm serve m"),
 ])
 def test_log_collector_prefixes_are_removed(raw, shown):
-    from benchvault.parsers.lines import clean_line
+    from benchvault.reading.lines import clean_line
 
     assert clean_line(raw) == shown

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from benchvault import ingest
-from benchvault.parsers import block_formats, prefilter
-from benchvault.parsers.lines import LineSource
+from benchvault.parsers import block_formats
+from benchvault.reading import prefilter
+from benchvault.reading.lines import LineSource
 from benchvault.schemas.store import to_record
 from fuzzing import CORPUS, ROOT, mutated
 

@@ -66,7 +66,7 @@ def test_unchanged_rerun_answers_before_the_parsers_load(tmp_path):
     ingest_into(db, note)
     probe = ("import sys\nfrom benchvault.cli import app\n"
              "try:\n    app()\nexcept SystemExit:\n    pass\n"
-             "print([m for m in ('benchvault.parsers.segmenter', 'lark', 'sqlite_utils',"
+             "print([m for m in ('benchvault.reading.segmenter', 'lark', 'sqlite_utils',"
              " 'benchvault.schemas.models') if m in sys.modules], file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", probe, "ingest", str(note), "--db", str(db),
                           "--json"], capture_output=True, text=True, check=True)

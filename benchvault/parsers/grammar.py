@@ -11,7 +11,7 @@ from lark import Lark, Transformer, Tree
 from lark.exceptions import LarkError, UnexpectedInput
 
 from .base import BlockParseError
-from .memo import Memo
+from ..reading.memo import Memo
 
 _MEMOS: dict[int, Memo] = {}
 

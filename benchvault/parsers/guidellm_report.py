@@ -29,8 +29,8 @@ from pydantic import ValidationError
 from ..schemas.models import LatencyStat, ServingRun
 from ..schemas.result_files import ServingRequest
 from .base import Context, FileFormat, Parsed, Problem
-from .jsonstream import members
-from .lines import sniff_encoding
+from ..reading.jsonstream import members
+from ..reading.lines import sniff_encoding
 from .runcontext import infer_engine
 
 RAW_LIMIT = 20_000

@@ -37,7 +37,7 @@ from pydantic import ValidationError
 
 from ..schemas.llama_bench import LlamaBenchResult
 from .base import Block, BlockFormat, BlockParseError, Context, Parsed, Problem
-from .cmdline import parse_command
+from ..reading.cmdline import parse_command
 
 # `build/bin/llama-bench -fa 1`, `./llama-bench`, `llama-bench.exe -m x`; not a prose mention
 # (`llama-bench:`), a source path (`tools/llama-bench/llama-bench.cpp`) or `# llama-bench`.

@@ -42,7 +42,7 @@ from pydantic import ValidationError
 
 from ..schemas.llama_bench import LlamaBenchResult
 from .base import Context, FileFormat, Parsed, Problem
-from .lines import SNIFF_BYTES, sniff_encoding
+from ..reading.lines import SNIFF_BYTES, sniff_encoding
 from .llama_bench import FIELDS, model_parts, test_name, typed
 
 CHUNK = 1 << 16

@@ -22,7 +22,7 @@ from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import LarkError
 
 from .base import Block, BlockFormat, Parsed, Problem
-from .tablecells import cell_text, table_rows
+from ..reading.tablecells import cell_text, table_rows
 
 
 @v_args(inline=True)

@@ -25,7 +25,7 @@ from lark.exceptions import LarkError, UnexpectedInput
 
 from . import block_formats
 from .base import Block, BlockFormat, Parsed, Problem
-from .tablecells import claimed_by_other_format, table_rows
+from ..reading.tablecells import claimed_by_other_format, table_rows
 
 
 class RowsToCells(Transformer):

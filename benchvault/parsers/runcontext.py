@@ -11,9 +11,9 @@ import re
 from typing import Any
 
 from .base import Context
-from .cmdline import parse_command
+from ..reading.cmdline import parse_command
 from ..schemas.models import json_safe
-from .pyliteral import ReprParseError, parse_namespace
+from ..reading.pyliteral import ReprParseError, parse_namespace
 
 # Patterns name the program only (no `\S*` path prefix: that backtracks quadratically on long
 # lines); cmdline.segment_with widens a match to its path, interpreter and env prefix.

@@ -32,8 +32,8 @@ from pydantic import ValidationError
 from ..schemas.models import LatencyStat, ServingRun
 from ..schemas.result_files import ServingRequest
 from .base import Context, FileFormat, Parsed, Problem
-from .jsonstream import values
-from .lines import sniff_encoding
+from ..reading.jsonstream import values
+from ..reading.lines import sniff_encoding
 from .runcontext import infer_engine, workload_keys
 from .vllm_serving import metric_key
 

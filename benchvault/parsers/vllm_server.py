@@ -29,7 +29,7 @@ from lark import Lark, Token, Transformer, v_args
 from . import grammar
 from .base import BlockParseError, Context, Facts, LineFormat
 from ..schemas.models import json_safe
-from .pyliteral import ReprParseError, parse_namespace, parse_value
+from ..reading.pyliteral import ReprParseError, parse_namespace, parse_value
 from .vllm_server_log import LogTime, seconds_between, split_log_line
 
 TABLE = "server_launches"

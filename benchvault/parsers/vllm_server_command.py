@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from .base import Context, Facts, LineFormat
-from .cmdline import parse_command
+from ..reading.cmdline import parse_command
 from .runcontext import LAUNCH_COMMANDS
 from .vllm_server import SHORT_FLAGS, TABLE
 from .vllm_server_log import split_log_line

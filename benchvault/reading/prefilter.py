@@ -97,7 +97,7 @@ def _first_non_ascii_per_line(chunk: bytes, end: int) -> Iterator[int]:
 @lru_cache(maxsize=None)
 def for_formats(use_hyperscan: bool = True) -> Prefilter:
     """The prefilter for every registered format and the segmenter's context rules."""
-    from . import block_formats, line_formats
+    from ..parsers import block_formats, line_formats
     from .segmenter import CONTEXT_MARKERS
 
     exact = list(CONTEXT_MARKERS)

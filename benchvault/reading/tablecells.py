@@ -16,7 +16,7 @@ import re
 from typing import Iterable
 
 from ..schemas.published import PublishedResult, PublishedTable
-from .base import Block, Parsed
+from ..parsers.base import Block, Parsed
 
 MARKUP_RE = re.compile(r"<[^>]+>|\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|`")
 # `45.74`, `-0.6%`, `63.0 GB`, `13.5GB`, `1,234.5`, `~25.9%`, `878.31 ± 4.11`

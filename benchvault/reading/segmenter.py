@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
-from . import block_formats, line_formats
-from .base import Block, BlockFormat, Context, LineFormat, Seen
+from ..parsers import block_formats, line_formats
+from ..parsers.base import Block, BlockFormat, Context, LineFormat, Seen
 from .cmdline import invoked_at
-from .runcontext import LAUNCH_COMMANDS
+from ..parsers.runcontext import LAUNCH_COMMANDS
 
 FENCE_RE = re.compile(r"^\s*(?:`{3,}|~{3,})")
 HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
