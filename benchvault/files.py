@@ -36,6 +36,7 @@ class FileResult:
     counts: dict[str, int] = field(default_factory=dict)
     warnings: list[IngestWarning] = field(default_factory=list)
     error: str | None = None
+    known: int = 0                    # rows already stored from another sighting
 
     @property
     def runs(self) -> int:

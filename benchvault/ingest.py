@@ -20,6 +20,8 @@ from .parsers import file_formats
 from .parsers.base import Block, BlockParseError, Context, Facts, FileFormat, Parsed, Problem
 from .reading.lines import (SNIFF_BYTES, FileDigest, LineSource, ReadReport, UnreadableFile,
                            file_digest)
+from .experiments.refresh import refresh_configurations
+from .experiments.sightings import forget_source
 from .schemas import store
 from .schemas.models import Source, UnparsedBlock, fields_of
 
@@ -173,7 +175,10 @@ def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | No
             db.execute("COMMIT")
             return result
         digest = FileDigest(path)
+        touched: set[int] = set()
+        configs: set[int] = set()
         if existing:
+            touched, configs = forget_source(db, existing["id"])
             store.delete_source(db, existing["id"])
             result.status = "replaced"
         report = ReadReport()
@@ -182,7 +187,8 @@ def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | No
                         ingested_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                         parser_version=__version__, tags=tags or None)
         source_id = store.insert(db, source)
-        _write_rows(db, source_id, parse_file(path, tags, report), result)
+        touched |= _write_rows(db, source_id, parse_file(path, tags, report), result)
+        refresh_configurations(db, touched, configs)
         sha, size = digest.result()
         if size == 0:
             result.warnings.append(IngestWarning(1, "empty file"))
@@ -223,11 +229,15 @@ def _existing(db: sqlite_utils.Database, abspath: str) -> dict | None:
 
 
 def _write_rows(db: sqlite_utils.Database, source_id: int, items: Iterable[Parsed | IngestWarning],
-                result: FileResult) -> None:
+                result: FileResult) -> set[int]:
+    """Store a file's rows; the serving runs it placed or changed (for their configurations)."""
+    from .experiments.sightings import Placer
     from .linking import Linker
 
     writer = store.BatchWriter(db)
-    linker = Linker(db, source_id, flush=writer.flush)
+    placer = Placer(db, source_id, writer, lambda line, reason: result.warnings.append(
+        IngestWarning(line, reason, "identity")))
+    linker = Linker(db, source_id, flush=writer.flush, place_launch=placer.place_launch)
     for item in items:
         if isinstance(item, IngestWarning):
             result.warnings.append(item)
@@ -239,19 +249,30 @@ def _write_rows(db: sqlite_utils.Database, source_id: int, items: Iterable[Parse
         if "source_id" in fields_of(type(row)):
             store.assign(row, source_id=source_id)
         linker.before_insert(row)
-        row_id = writer.add(row)
+        if placer.tracks(row):
+            # A row seen before (its JSON, another note) becomes a sighting of that row.
+            row_id, known = placer.place(row, item.tolerance, item.children)
+        else:
+            row_id, known = writer.add(row), False
         linker.after_insert(row, row_id)
         result.counts[row.__table__] = result.counts.get(row.__table__, 0) + 1
         for child in item.children:
+            if known and placer.merges_children(row.__table__, child.__table__):
+                continue        # merged into the stored row's by the placer
             for column, target, _ in child.__foreign_keys__:
                 if target == row.__table__:
                     store.assign(child, **{column: row_id})
+            if "source_id" in fields_of(type(child)):
+                store.assign(child, source_id=source_id)
             writer.add(child)
             result.counts[child.__table__] = result.counts.get(child.__table__, 0) + 1
     writer.flush()
     linker.finish()
+    placer.finish()
     if linker.launch_count:
         result.counts["server_launches"] = linker.launch_count
+    result.known = placer.merged
+    return placer.touched_runs
 
 
 def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path],

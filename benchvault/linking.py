@@ -64,9 +64,13 @@ class Launch:
 
 class Linker:
     def __init__(self, db: sqlite_utils.Database, source_id: int,
-                 flush: "Callable[[], None]" = lambda: None):
-        # ``flush`` writes rows still buffered by ingest, before an UPDATE that must see them.
+                 flush: "Callable[[], None]" = lambda: None,
+                 place_launch: "Callable[[int, dict[str, Any]], int] | None" = None):
+        # ``flush`` writes rows still buffered by ingest, before an UPDATE that must see them;
+        # ``place_launch`` files a finished launch among those stored (the same launch seen in
+        # another file keeps one row) and says which id it keeps.
         self.db, self.source_id, self.flush = db, source_id, flush
+        self.place_launch = place_launch
         self.launches: list[Launch] = []
         self.pending_spec: list[tuple[int, str | None]] = []   # (row id, section)
         self.unsaved: set[int] = set()
@@ -115,10 +119,14 @@ class Linker:
         self.unsaved.add(launch.id)
 
     def finish(self) -> None:
-        """Write every launch that changed since it was last written (once per file)."""
+        """Write every launch that changed since it was last written (once per file), then
+        place each among the launches already stored."""
         for launch in self.launches:
+            model = launch.model()
             if launch.id in self.unsaved:
-                self.db[ServerLaunch.__table__].update(launch.id, store.to_record(launch.model()))
+                self.db[ServerLaunch.__table__].update(launch.id, store.to_record(model))
+            if self.place_launch is not None:
+                launch.id = self.place_launch(launch.id, dict(model.__dict__))
         self.unsaved.clear()
 
     def _launch_in_scope(self, section: str | None) -> Launch | None:

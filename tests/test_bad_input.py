@@ -85,8 +85,10 @@ def test_terminal_noise_gives_the_same_values(tmp_path):
     utf16.write_bytes(ONE_BLOCK.encode("utf-16"))
     db = tmp_path / "w.db"
     ingest_into(db, note, utf16)
-    got = rows(db, "SELECT duration, p99_itl_ms, completed FROM serving_runs")
-    assert got == [{"duration": 63.81, "p99_itl_ms": 276.44, "completed": 1024}] * 2
+    got = rows(db, "SELECT duration, p99_itl_ms, completed, sightings FROM serving_runs")
+    # the same block read through both: one run, seen in both files
+    assert got == [{"duration": 63.81, "p99_itl_ms": 276.44, "completed": 1024, "sightings": 2}]
+    assert [r["format"] for r in rows(db, "SELECT format FROM sightings")] == ["vllm_serving"] * 2
 
 
 def test_unreadable_file_exits_1_and_keeps_the_rest(tmp_path):

@@ -78,12 +78,21 @@ def test_strix_halo_seed_env_prefix_and_mojibake(seeds_db):
 @pytest.mark.parametrize("ext", ["json", "jsonl", "csv", "sql"])
 def test_structured_output_gives_the_markdown_rows(ext, tmp_path):
     """The derived -o json/jsonl/csv/sql files hold the deepseek table's values: same rows."""
-    db = tmp_path / "same.db"
-    ingest_into(db, DEEPSEEK, LLAMA / f"deepseek_h100_derived_{ext}.{ext}")
-    markdown = [{c: r[c] for c in TABLE_COLUMNS} for r in results(db, "deepseek-v3")]
-    structured = [{c: r[c] for c in TABLE_COLUMNS} for r in results(db, "deepseek_h100_derived")]
+    apart, markdown_db = tmp_path / "structured.db", tmp_path / "markdown.db"
+    ingest_into(markdown_db, DEEPSEEK)
+    ingest_into(apart, LLAMA / f"deepseek_h100_derived_{ext}.{ext}")
+    markdown = [{c: r[c] for c in TABLE_COLUMNS} for r in results(markdown_db, "deepseek-v3")]
+    structured = [{c: r[c] for c in TABLE_COLUMNS} for r in results(apart,
+                                                                      "deepseek_h100_derived")]
     assert len(markdown) == 2
     assert structured == markdown
+    # Both in one warehouse: the two rows, each seen in the note and in the file.
+    both = tmp_path / "both.db"
+    ingest_into(both, DEEPSEEK, LLAMA / f"deepseek_h100_derived_{ext}.{ext}")
+    assert rows(both, "SELECT test, avg_ts FROM llama_bench_results ORDER BY test") == [
+        {"test": "pp512", "avg_ts": 290.28}, {"test": "tg128", "avg_ts": 23.63}]
+    assert rows(both, "SELECT count(DISTINCT source_id) AS files, count(*) AS n FROM sightings "
+                      "WHERE kind = 'llama_bench_results'") == [{"files": 2, "n": 4}]
 
 
 def test_structured_output_is_recognised_by_content_not_name(tmp_path):
@@ -92,7 +101,9 @@ def test_structured_output_is_recognised_by_content_not_name(tmp_path):
         renamed.write_bytes((LLAMA / f"deepseek_h100_derived_{ext}.{ext}").read_bytes())
     db = tmp_path / "renamed.db"
     ingest_into(db, tmp_path)
-    got = rows(db, "SELECT format, test, avg_ts FROM llama_bench_results ORDER BY format, test")
+    # four files of one table: each of its two rows seen four times, once per format
+    got = rows(db, "SELECT g.format, r.test, r.avg_ts FROM sightings g "
+                   "JOIN llama_bench_results r ON r.id = g.llama_bench_id ORDER BY g.format, r.test")
     assert [(r["format"], r["test"], r["avg_ts"]) for r in got] == [
         (f"llama_bench_{ext}", test, ts) for ext in sorted(("json", "jsonl", "csv", "sql"))
         for test, ts in (("pp512", 290.28), ("tg128", 23.63))]

@@ -26,9 +26,11 @@ def only_run(db, name):
 
 
 def test_stdout_and_saved_json_of_one_run_give_equal_rows(tmp_path):
-    db = tmp_path / "pair.db"
-    ingest_into(db, STDOUT, SAVED)
-    printed, saved = only_run(db, STDOUT.name), only_run(db, SAVED.name)
+    # Apart, each gives its own row (together they are one run: tests/test_experiments.py).
+    printed_db, saved_db = tmp_path / "printed.db", tmp_path / "saved.db"
+    ingest_into(printed_db, STDOUT)
+    ingest_into(saved_db, SAVED)
+    printed, saved = only_run(printed_db, STDOUT.name), only_run(saved_db, SAVED.name)
     compared = 0
     # what only the printed run has: its command line's dataset and lengths (vLLM does not
     # save them)
@@ -53,11 +55,11 @@ def test_stdout_and_saved_json_of_one_run_give_equal_rows(tmp_path):
                              "tokenizer"}
     assert json.loads(saved["tags"]) == {"gpu": "MI300X", "tp": "1"}
     # latency_stats: the same rows, plus the std rows only the file has
-    def stats(name):
+    def stats(db, name):
         return {(r["metric"], r["stat"]): r["value_ms"] for r in rows(
             db, "SELECT l.* FROM latency_stats l JOIN serving_runs r ON r.id = l.run_id "
                 "JOIN sources s ON s.id = r.source_id WHERE s.name = ?", (name,))}
-    from_stdout, from_file = stats(STDOUT.name), stats(SAVED.name)
+    from_stdout, from_file = stats(printed_db, STDOUT.name), stats(saved_db, SAVED.name)
     assert set(from_file) - set(from_stdout) == {(m, "std") for m in ("ttft", "tpot", "itl", "e2el")}
     assert len(from_stdout) == 16
     for key, value in from_stdout.items():

@@ -84,6 +84,25 @@ class Parsed:
     row: BaseModel
     children: list[BaseModel] = field(default_factory=list)
     warnings: list[tuple[int, str]] = field(default_factory=list)
+    # Printed numbers: column → half a unit of the last digit printed (`225.80` → 0.005), in
+    # the column's unit.  None: every value is exact (a machine-written file).  Tells whether
+    # this row and another sighting of it agree (benchvault.experiments.identity).
+    tolerance: dict[str, float] | None = None
+
+
+_PRINTED_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def half_unit(printed: str | None) -> float | None:
+    """Half a unit of the last digit of the number ``printed`` starts with (`225.80` → 0.005,
+    `64` → 0.5, `1e-3` → 0.0005): how far the true value may be from what was printed.  None
+    when it starts with no finite number."""
+    match = _PRINTED_NUMBER.match(printed.strip()) if printed else None
+    if not match:
+        return None
+    mantissa, _, exponent = match.group(0).lower().partition("e")
+    decimals = len(mantissa.partition(".")[2]) - (int(exponent) if exponent else 0)
+    return 0.5 * 10.0 ** -decimals
 
 
 @dataclass

@@ -36,7 +36,7 @@ from lark.exceptions import LarkError, UnexpectedInput
 from pydantic import ValidationError
 
 from ..schemas.llama_bench import LlamaBenchResult
-from .base import Block, BlockFormat, BlockParseError, Context, Parsed, Problem
+from .base import Block, BlockFormat, BlockParseError, Context, Parsed, Problem, half_unit
 from ..reading.cmdline import parse_command
 
 # `build/bin/llama-bench -fa 1`, `./llama-bench`, `llama-bench.exe -m x`; not a prose mention
@@ -259,6 +259,26 @@ def row_values(header: list[str], cells: list[str]) -> dict[str, Any]:
     return values
 
 
+def printed_tolerance(header: list[str], cells: list[str]) -> dict[str, float]:
+    """Half a unit of the last printed digit of the rounded cells, in the stored units
+    (`3.56 GiB` → 0.005 GiB in bytes; `878.31 ± 4.11` → 0.005 for both)."""
+    out: dict[str, float] = {}
+    for name, cell in zip(header, cells):
+        field = COLUMN_FIELDS.get(name.lower(), name.lower())
+        words = cell.split()
+        if field in ("model_size", "model_n_params") and len(words) == 2:
+            factor = (SIZE_FACTORS if field == "model_size" else COUNT_FACTORS).get(words[1])
+            unit = half_unit(words[0])
+            if factor and unit is not None:
+                out[field] = unit * factor
+        elif field == "t/s":
+            mean, _, std = cell.replace("Â±", "±").partition("±")
+            for key, text in (("avg_ts", mean), ("stddev_ts", std)):
+                if half_unit(text) is not None:
+                    out[key] = half_unit(text)
+    return out
+
+
 # -- context: device lines, build line, command ---------------------------------------------
 DEVICE_RE = re.compile(r"^(?P<name>.+?),\s*(?:compute capability\s+(?P<cc>[\d.]+)|(?P<gfx>gfx\w+))")
 
@@ -367,6 +387,7 @@ def build(block: Block) -> list[Parsed | Problem]:
             continue
         try:
             values = row_values(header, cells)
+            tolerance = printed_tolerance(header, cells)
             fields = {k: v for k, v in shared.items() if k not in values}
             row = LlamaBenchResult(**fields, **values, line_start=where, line_end=where,
                                    raw_text=raw)
@@ -374,7 +395,7 @@ def build(block: Block) -> list[Parsed | Problem]:
             reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
             out.append(Problem(where, reason, raw))
             continue
-        out.append(Parsed(row=row))
+        out.append(Parsed(row=row, tolerance=tolerance))
     if not out:
         raise BlockParseError("llama-bench table has a header but no rows", 1)
     return out

@@ -29,7 +29,7 @@ from pydantic import TypeAdapter
 
 from ..schemas.models import LatencyStat, ServingRun, fields_of
 from . import grammar
-from .base import Block, BlockFormat, BlockParseError, Parsed
+from .base import Block, BlockFormat, BlockParseError, Parsed, half_unit
 from .grammar import ColumnTransformer, flatten
 from .runcontext import BENCH_COMMANDS, serving_context
 
@@ -134,6 +134,7 @@ def _stat_key(word: str) -> tuple[str, float | None]:
 def build(block: Block) -> Parsed:
     items = parse_block(block.text)
     fields_: dict[str, Any] = {}
+    tolerance: dict[str, float] = {}
     extra: dict[str, Any] = {}
     stats: list[dict[str, Any]] = []
     section = None
@@ -152,6 +153,8 @@ def build(block: Block) -> Parsed:
                 number_kind = int if annotation in (int, int | None) else float
                 try:
                     fields_[column] = to_number(printed, number_kind)
+                    if fields_[column] is not None and half_unit(printed) is not None:
+                        tolerance[column] = half_unit(printed)
                 except ValueError:
                     if column not in _TEXT_OK:
                         raise
@@ -166,6 +169,8 @@ def build(block: Block) -> Parsed:
                 column = f"{stat}_{metric}_ms"
                 if column in annotations:
                     fields_[column] = value
+                    if half_unit(printed) is not None:
+                        tolerance[column] = half_unit(printed)
             else:
                 label, printed = payload
                 position = _POSITION_RE.match(label)
@@ -187,7 +192,8 @@ def build(block: Block) -> Parsed:
     row.update({k: v for k, v in fields_.items() if v is not None or k not in row})
     row["extra"] = extra or None
     row["format"] = FORMAT.name
-    return Parsed(row=ServingRun(**row), children=_LATENCY_ROWS.validate_python(stats))
+    return Parsed(row=ServingRun(**row), children=_LATENCY_ROWS.validate_python(stats),
+                  tolerance=tolerance)
 
 
 FORMAT = BlockFormat(

@@ -198,6 +198,12 @@ class ServingRunBase(Provenance):
     spec_decode_per_position_acceptance_rates: list[float] | None = col(
         "Speculative decoding: acceptance rate (%) at each draft position, first first.")
     extra: dict[str, Any] | None = col("Printed `Label: value` lines no column knows, kept as-is.")
+    # what the warehouse knows about the run (benchvault.experiments): set after it is stored
+    sightings: int | None = col("Places the run was seen (printed, saved as JSON, pasted "
+                                "again): see the sightings table.", "sightings")
+    config_id: int | None = col("Its configuration (configurations.id): runs sharing one "
+                                "are repeats.")
+    group_id: int | None = col("Its comparable group (experiment_groups.id).", facet=True)
 
 
 ServingRun = create_model("ServingRun", __base__=ServingRunBase, __module__=__name__,
@@ -207,7 +213,9 @@ ServingRun.__table__ = "serving_runs"
 ServingRun.__description__ = ("One row per serving benchmark result block (vLLM "
                               "benchmark_serving.py / vllm bench serve, SGLang bench_serving).")
 ServingRun.__foreign_keys__ = (("source_id", "sources", "id"),
-                              ("launch_id", "server_launches", "id"))
+                              ("launch_id", "server_launches", "id"),
+                              ("config_id", "configurations", "id"),
+                              ("group_id", "experiment_groups", "id"))
 
 
 class LatencyStat(Row):

@@ -18,10 +18,12 @@ class ServingRequest(Row):
     __description__ = ("One row per request of a serving run, from a result file that kept "
                        "per-request data (vLLM --save-detailed, SGLang --output-details, "
                        "GuideLLM).")
-    __foreign_keys__ = (("run_id", "serving_runs", "id"),)
+    __foreign_keys__ = (("run_id", "serving_runs", "id"), ("source_id", "sources", "id"))
 
     id: int | None = None
     run_id: int | None = col("Serving run (serving_runs.id).")
+    source_id: int | None = col("File the request was read from (sources.id): a run seen in "
+                                "several files keeps each file's requests.")
     request_index: int = Field(description="Position of the request in the file's arrays "
                                            "(0-based).")
     status: str | None = col("successful, errored or incomplete (GuideLLM); else "

@@ -36,6 +36,25 @@ def _import_sqlite_utils_lightly():
 
 sqlite_utils = _import_sqlite_utils_lightly()
 
+# (table, columns, unique): the look-ups ingest, reports and Datasette make.
+INDEXES = (
+    ("serving_runs", ("source_id",), False), ("latency_stats", ("run_id",), False),
+    ("unparsed_blocks", ("source_id",), False), ("sources", ("path",), False),
+    # which stored run a new sighting may be (benchvault.experiments.sightings)
+    ("serving_runs", ("completed", "duration"), False),
+    ("llama_bench_results", ("test", "avg_ts"), False),
+    ("sightings", ("kind", "fingerprint"), False), ("sightings", ("source_id",), False),
+    ("sightings", ("kind", "content_hash"), False),
+    ("sightings", ("run_id",), False), ("sightings", ("llama_bench_id",), False),
+    ("sightings", ("launch_id",), False), ("sightings", ("spec_decode_id",), False),
+    ("serving_runs", ("config_id",), False), ("serving_runs", ("group_id",), False),
+    ("configurations", ("key",), True), ("configurations", ("group_id",), False),
+    ("experiment_groups", ("key",), True), ("serving_requests", ("source_id",), False),
+    ("serving_requests", ("run_id",), False), ("spec_decode_metrics", ("run_id",), False),
+    ("llama_bench_results", ("source_id",), False),
+    ("serving_runs", ("launch_id",), False), ("spec_decode_metrics", ("launch_id",), False),
+    ("engine_stats", ("launch_id",), False),
+)
 BUSY_TIMEOUT_MS = 600_000  # concurrent ingests wait for each other's per-file transactions
 
 
@@ -117,10 +136,11 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
     except BaseException:
         db.execute("ROLLBACK")
         raise
-    for table, column in (("serving_runs", "source_id"), ("latency_stats", "run_id"),
-                          ("unparsed_blocks", "source_id"), ("sources", "path")):
+    for table, columns, unique in INDEXES:
         if db[table].exists():
-            db.execute(f"CREATE INDEX IF NOT EXISTS idx_{table}_{column} ON {table}({column})")
+            name = f"idx_{table}_{'_'.join(columns)}"
+            db.execute(f"CREATE {'UNIQUE ' if unique else ''}INDEX IF NOT EXISTS {name} "
+                       f"ON {table}({', '.join(columns)})")
     from .views import ensure_views  # views need the tables above
 
     ensure_views(db)
@@ -235,6 +255,11 @@ class BatchWriter:
         if self.count >= self.batch_rows:
             self.flush()
         return getattr(row, "id", None)
+
+    def written_elsewhere(self, *tables: str) -> None:
+        """Rows of ``tables`` were inserted around this writer: ask for the next free id again."""
+        for table in tables:
+            self.next_id.pop(table, None)
 
     def flush(self) -> None:
         for model in sorted(self.pending, key=lambda m: self.order.index(m.__table__)

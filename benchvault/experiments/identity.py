@@ -1,0 +1,259 @@
+"""When two sightings are one row, and what that one row holds.
+
+A serving run printed by the client (`Mean TTFT (ms): 121.23`) and saved by it as JSON
+(`"mean_ttft_ms": 121.2301...`) is one run: its results and configuration agree at the
+precision the less precise sighting printed.  Each sighting carries, per column, half a unit
+of the last digit it printed (its *tolerance*; none for a machine-written value), and two
+sightings agree on a column when their values differ by no more than the larger of the two.
+
+Server launches and spec-decode lines are printed text on both sides: they are one row only
+when every value agrees (a content fingerprint).
+
+The merged row takes each number from the most precise sighting that has it (the JSON's full
+precision over two printed decimals), each piece of context from the first sighting that has
+it (the note knows the label and heading, the JSON the dataset), and unions tags and extras.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..schemas.models import json_safe
+
+# Columns that say where a row was read, not what it is.
+PROVENANCE = ("id", "source_id", "line_start", "line_end", "raw_text")
+# Columns the warehouse sets after storing a row; no sighting says them.
+WAREHOUSE = ("sightings", "config_id", "group_id")
+# Context: merged from every sighting, never compared (a JSON has no heading).
+CONTEXT = ("section", "label", "tags", "command", "namespace", "extra", "format", "engine",
+           "launch_id", "run_id")
+# Ids of the rows a row was linked to within its file.
+LINKS = ("launch_id", "run_id")
+# What a launch or a log line says about where it was seen, not what it is.
+LINE_CONTEXT = ("section", "label", "tags", "launch_id", "run_id")
+# A number counts as agreeing with another when they differ by this much more than the
+# tolerances allow (float rounding of the stored values).
+EPSILON = 1e-9
+
+
+@dataclass(frozen=True)
+class Identity:
+    """How the rows of one table are told apart.
+
+    ``key`` columns are equal in every sighting of one row (they pick the candidates with an
+    index); ``near`` is a result compared within tolerance already in that look-up;
+    ``results`` must agree within tolerance and ``config`` exactly (text ignoring case), each
+    where both sightings have a value.  ``exact``: one row only when every value but the
+    ``context`` ones is equal (compared through a fingerprint).
+    """
+
+    table: str
+    column: str                         # the sightings column that points at the row
+    key: tuple[str, ...] = ()
+    near: str | None = None
+    results: tuple[str, ...] = ()
+    config: tuple[str, ...] = ()
+    exact: bool = False
+    # merged, never compared: where a row sat and what was around it
+    context: tuple[str, ...] = CONTEXT
+    children: str | None = None         # child table rebuilt from the merged sightings
+
+    def content(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """A row's values without provenance and warehouse columns: what a sighting says."""
+        return {k: v for k, v in values.items() if k not in PROVENANCE and k not in WAREHOUSE}
+
+    def fingerprint(self, values: Mapping[str, Any]) -> str:
+        """What makes an ``exact`` row what it is: its values, where it sat left out."""
+        return _digest({k: v for k, v in self.content(values).items()
+                        if k not in self.context and v is not None})
+
+    def content_hash(self, values: Mapping[str, Any],
+                     tolerance: Mapping[str, float] | None) -> str:
+        """Everything a sighting said: equal for the same text pasted twice.  Links to the
+        launch or run beside it are left out: they are ids ingest gave within one file."""
+        return _digest({"values": {k: v for k, v in self.content(values).items()
+                                   if v is not None and k not in LINKS},
+                        "tolerance": tolerance or None})
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(json_safe(value), sort_keys=True, default=str)
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def _numbers(model: type, skip: Iterable[str]) -> tuple[str, ...]:
+    """The model's int and float columns, less ``skip``."""
+    import typing
+
+    out = []
+    for name, field in model.model_fields.items():
+        args = set(typing.get_args(field.annotation)) or {field.annotation}
+        if name not in skip and args & {int, float} and bool not in args:
+            out.append(name)
+    return tuple(out)
+
+
+def _serving() -> Identity:
+    from ..parsers.runcontext import workload_keys
+    from ..schemas.models import ServingRun
+
+    config = ("model", "max_concurrency", "request_rate", "num_prompts", "burstiness",
+              "dataset_name", *workload_keys(None))
+    skip = set(PROVENANCE) | set(WAREHOUSE) | set(CONTEXT) | set(config) | {"port", "seed"}
+    return Identity("serving_runs", "run_id", key=("completed",), near="duration",
+                    results=_numbers(ServingRun, skip), config=config,
+                    children="latency_stats")
+
+
+def _llama_bench() -> Identity:
+    from ..schemas.llama_bench import LlamaBenchResult
+
+    results = ("avg_ts", "stddev_ts", "avg_ns", "stddev_ns", "model_size", "model_n_params")
+    skip = set(PROVENANCE) | set(WAREHOUSE) | set(CONTEXT) | set(results) | {
+        "samples_ns", "samples_ts", "test_time", "env", "gpu_count", "gpu_arch", "cpu_info",
+        "gpu_info", "model_filename", "model_arch", "model_size_label", "model_ftype"}
+    config = tuple(n for n in LlamaBenchResult.model_fields if n not in skip)
+    return Identity("llama_bench_results", "llama_bench_id", key=("test",), near="avg_ts",
+                    results=results, config=config)
+
+
+def _spec_decode() -> Identity:
+    return Identity("spec_decode_metrics", "spec_decode_id", exact=True, context=LINE_CONTEXT)
+
+
+def _launch() -> Identity:
+    return Identity("server_launches", "launch_id", exact=True, context=LINE_CONTEXT)
+
+
+_IDENTITIES: dict[str, Identity] | None = None
+
+
+def identities() -> dict[str, Identity]:
+    """Table → how its rows are told apart, for every table whose rows can be seen twice."""
+    global _IDENTITIES
+    if _IDENTITIES is None:
+        _IDENTITIES = {i.table: i for i in (_serving(), _llama_bench(), _spec_decode(),
+                                             _launch())}
+    return _IDENTITIES
+
+
+# --- agreement ---------------------------------------------------------------------------------
+
+def close(a: Any, b: Any, tolerance: float) -> bool:
+    """Two stored numbers agree: equal infinities, or no further apart than ``tolerance``."""
+    try:
+        a, b = float(a), float(b)
+    except (TypeError, ValueError):
+        return str(a) == str(b)
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return abs(a - b) <= tolerance + EPSILON * max(1.0, abs(a), abs(b))
+
+
+def same_text(a: Any, b: Any) -> bool:
+    if isinstance(a, str) and isinstance(b, str):
+        a, b = a.strip().lower(), b.strip().lower()
+        if a == b:
+            return True
+        # `/models/gguf/x.gguf` and `x.gguf` name one model file.
+        return a.rsplit("/", 1)[-1] == b.rsplit("/", 1)[-1] and ("/" in a) != ("/" in b)
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return close(a, b, 0.0)
+    return a == b
+
+
+@dataclass
+class Said:
+    """One sighting's values and the tolerance of each printed number."""
+
+    values: Mapping[str, Any]
+    tolerance: Mapping[str, float] | None = None
+
+    def tol(self, column: str) -> float:
+        return float((self.tolerance or {}).get(column, 0.0))
+
+
+def differences(identity: Identity, a: Said, b: Said) -> list[str]:
+    """Columns on which two sightings disagree (empty: they are one row)."""
+    out = []
+    for column in (identity.near, *identity.results) if identity.near else identity.results:
+        x, y = a.values.get(column), b.values.get(column)
+        if x is not None and y is not None and \
+                not close(x, y, max(a.tol(column), b.tol(column))):
+            out.append(column)
+    for column in (*identity.key, *identity.config):
+        x, y = a.values.get(column), b.values.get(column)
+        if x is not None and y is not None and not same_text(x, y):
+            out.append(column)
+    return out
+
+
+def near_agrees(identity: Identity, a: Said, b: Said) -> bool:
+    """The look-up columns agree at the sightings' own precision: a disagreement elsewhere is
+    then a contradiction worth a warning, not just another run."""
+    column = identity.near
+    x, y = a.values.get(column), b.values.get(column)
+    return x is not None and y is not None and close(x, y, max(a.tol(column), b.tol(column)))
+
+
+# --- merging -----------------------------------------------------------------------------------
+
+def precision_rank(said: Said) -> int:
+    """0 for a machine-written sighting (every value exact), 1 for a printed one."""
+    return 1 if said.tolerance else 0
+
+
+def primary_index(saids: Sequence[Said]) -> int:
+    """The sighting that gives a merged row its provenance: the most precise, then the first."""
+    return min(range(len(saids)), key=lambda i: (precision_rank(saids[i]), i))
+
+
+def merge(identity: Identity, saids: Sequence[Said], numeric: set[str]) -> dict[str, Any]:
+    """One row's content from its sightings (in the order they were seen).
+
+    Numbers come from the sighting that printed them most precisely (the first on a tie);
+    dicts (tags, extra, namespace) are unioned, earlier sightings winning a key; every other
+    value is the first sighting's that has one, `unknown` engines counting as none.
+    """
+    merged: dict[str, Any] = {}
+    columns = list(dict.fromkeys(c for s in saids for c in s.values))
+    for column in columns:
+        present = [(i, s) for i, s in enumerate(saids) if s.values.get(column) is not None]
+        if not present:
+            merged[column] = None
+            continue
+        values = [s.values[column] for _, s in present]
+        if column in numeric:
+            _, best = min(present, key=lambda p: (p[1].tol(column), p[0]))
+            merged[column] = best.values[column]
+        elif all(isinstance(v, dict) for v in values):
+            union: dict[str, Any] = {}
+            for value in reversed(values):
+                union.update(value)
+            merged[column] = union
+        elif column == "format":
+            merged[column] = saids[primary_index(saids)].values.get(column) or values[0]
+        elif column == "engine":
+            merged[column] = next((v for v in values if v != "unknown"), values[0])
+        else:
+            merged[column] = values[0]
+    return merged
+
+
+def merge_children(saids_children: Sequence[tuple[Said, Sequence[Sequence[Any]]]]
+                   ) -> list[list[Any]]:
+    """Latency statistics of a merged run: every (metric, stat) any sighting printed, its value
+    from the most precise sighting that has it."""
+    order = sorted(range(len(saids_children)),
+                   key=lambda i: (precision_rank(saids_children[i][0]), i))
+    out: dict[tuple[str, str], list[Any]] = {}
+    for i in order:
+        for metric, stat, percentile, value in saids_children[i][1]:
+            out.setdefault((metric, stat), [metric, stat, percentile, value])
+    return list(out.values())

@@ -1,0 +1,172 @@
+"""Keep ``configurations`` and ``experiment_groups`` in step with the runs, one file at a time.
+
+Ingest calls :func:`refresh_configurations` at the end of each file's transaction with the
+runs the file placed or changed and the configurations that lost a run: each run gets its
+configuration (and group), and each configuration touched gets its repeat statistics again
+(n, mean, sample standard deviation, min, max).  Work is proportional to the file, not to the
+warehouse.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import TYPE_CHECKING, Any, Iterable
+
+from ..schemas.experiments import CONFIG_METRICS, Configuration, ExperimentGroup
+from ..schemas.store import to_record
+from .configs import config_key, configuration, group_key, group_of, group_title, model_family
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
+CHUNK = 500
+LAUNCH_COLUMNS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
+                  "quantization", "dtype", "kv_cache_dtype", "max_model_len",
+                  "speculative_model", "num_speculative_tokens")
+
+
+def _chunks(ids: Iterable[int]) -> Iterable[list[int]]:
+    ids = sorted(ids)
+    for start in range(0, len(ids), CHUNK):
+        yield ids[start:start + CHUNK]
+
+
+def _runs(db: sqlite_utils.Database, run_ids: list[int]) -> list[dict[str, Any]]:
+    marks = ", ".join("?" * len(run_ids))
+    launch = ", ".join(f"l.[{c}] AS [launch_{c}]" for c in LAUNCH_COLUMNS)
+    spec = ("(SELECT d.num_speculative_tokens FROM spec_decode_metrics d WHERE d.run_id = r.id "
+            "AND d.num_speculative_tokens IS NOT NULL ORDER BY d.id DESC LIMIT 1)"
+            if db["spec_decode_metrics"].exists() else "NULL")
+    cursor = db.execute(
+        f"SELECT r.*, s.name AS source_name, {launch}, {spec} AS observed_spec_tokens "
+        "FROM serving_runs r LEFT JOIN sources s ON s.id = r.source_id "
+        f"LEFT JOIN server_launches l ON l.id = r.launch_id WHERE r.id IN ({marks})", run_ids)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def _family(db: sqlite_utils.Database, run: dict[str, Any]) -> str | None:
+    """The run's model family; a run whose client printed no model takes the one family of the
+    other runs under its heading (else in its file), when there is exactly one."""
+    family = model_family(run.get("model"))
+    if family is not None:
+        return family
+    for where, value in (("section = ?", run.get("section")), ("1", None)):
+        if where != "1" and value is None:
+            continue
+        params = [run["source_id"], *([value] if where != "1" else [])]
+        models = {model_family(m) for (m,) in db.execute(
+            f"SELECT DISTINCT model FROM serving_runs WHERE source_id = ? AND {where} "
+            "AND model IS NOT NULL", params)}
+        models.discard(None)
+        if len(models) == 1:
+            return models.pop()
+        if models:
+            return None
+    return None
+
+
+WORKLOAD = ("dataset_name", "num_prompts", "random_input_len", "random_output_len",
+            "sharegpt_output_len", "sonnet_input_len", "sonnet_output_len", "hf_output_len")
+
+
+def _inherit_workload(db: sqlite_utils.Database, run: dict[str, Any]) -> None:
+    """A run pasted without its command takes the workload of the runs beside it (same file
+    and heading) that sent the very same prompts (same requests, same input tokens)."""
+    if run.get("dataset_name") is not None or run.get("completed") is None or \
+            run.get("total_input_tokens") is None:
+        return
+    columns = ", ".join(WORKLOAD)
+    siblings = {row for row in db.execute(
+        f"SELECT {columns} FROM serving_runs WHERE source_id = ? AND section IS ? AND "
+        "completed = ? AND total_input_tokens = ? AND dataset_name IS NOT NULL AND id != ?",
+        [run["source_id"], run.get("section"), run["completed"], run["total_input_tokens"],
+         run["id"]])}
+    if len(siblings) == 1:
+        for column, value in zip(WORKLOAD, siblings.pop()):
+            if run.get(column) is None:
+                run[column] = value
+
+
+def _get_or_create(db: sqlite_utils.Database, table: str, key: str, row: Any) -> int:
+    found = db.execute(f"SELECT id FROM [{table}] WHERE key = ?", [key]).fetchone()
+    if found:
+        return found[0]
+    record = to_record(row)
+    record.pop("id", None)
+    return db[table].insert(record).last_pk
+
+
+def refresh_configurations(db: sqlite_utils.Database, run_ids: Iterable[int],
+                           config_ids: Iterable[int] = ()) -> None:
+    """Give ``run_ids`` their configuration and group; recompute every configuration touched."""
+    touched_configs = set(config_ids)
+    touched_groups: set[int] = set()
+    for chunk in _chunks(run_ids):
+        for run in _runs(db, chunk):
+            _inherit_workload(db, run)
+            launch = {c: run.get(f"launch_{c}") for c in LAUNCH_COLUMNS}
+            config = configuration(run, launch, run.get("source_name"),
+                                   run.get("observed_spec_tokens"))
+            family = _family(db, run)
+            group = group_of(config, family)
+            group_id = _get_or_create(db, "experiment_groups", group_key(group), ExperimentGroup(
+                key=group_key(group), title=group_title(group), **group))
+            key = config_key(config, family)
+            config_id = _get_or_create(db, "configurations", key, Configuration(
+                key=key, group_id=group_id, model_family=family, **config))
+            if run.get("config_id") is not None:
+                touched_configs.add(run["config_id"])
+            if run.get("group_id") is not None:
+                touched_groups.add(run["group_id"])
+            touched_configs.add(config_id)
+            touched_groups.add(group_id)
+            db.execute("UPDATE serving_runs SET config_id = ?, group_id = ? WHERE id = ?",
+                       [config_id, group_id, run["id"]])
+    for chunk in _chunks(touched_configs):
+        for config_id in chunk:
+            group = _summarise_configuration(db, config_id)
+            if group is not None:
+                touched_groups.add(group)
+    for chunk in _chunks(touched_groups):
+        for group_id in chunk:
+            _summarise_group(db, group_id)
+
+
+def _summarise_configuration(db: sqlite_utils.Database, config_id: int) -> int | None:
+    """Repeat statistics of one configuration; deleted when it has no run left."""
+    columns = ", ".join(f"[{m}]" for m in CONFIG_METRICS)
+    rows = db.execute(f"SELECT id, {columns} FROM serving_runs WHERE config_id = ? ORDER BY id",
+                      [config_id]).fetchall()
+    found = db.execute("SELECT group_id FROM configurations WHERE id = ?", [config_id]).fetchone()
+    if found is None:
+        return None
+    if not rows:
+        db.execute("DELETE FROM configurations WHERE id = ?", [config_id])
+        return found[0]
+    values: dict[str, Any] = {"n": len(rows), "first_run_id": rows[0][0],
+                              "last_run_id": rows[-1][0]}
+    for i, metric in enumerate(CONFIG_METRICS, start=1):
+        numbers = [r[i] for r in rows if isinstance(r[i], (int, float)) and math.isfinite(r[i])]
+        values[metric] = statistics.fmean(numbers) if numbers else None
+        values[f"{metric}_std"] = statistics.stdev(numbers) if len(numbers) > 1 else None
+        values[f"{metric}_min"] = min(numbers) if numbers else None
+        values[f"{metric}_max"] = max(numbers) if numbers else None
+    assignments = ", ".join(f"[{k}] = ?" for k in values)
+    db.execute(f"UPDATE configurations SET {assignments} WHERE id = ?",
+               [*values.values(), config_id])
+    return found[0]
+
+
+def _summarise_group(db: sqlite_utils.Database, group_id: int) -> None:
+    stats = db.execute("SELECT COUNT(*), COALESCE(SUM(n), 0) FROM configurations "
+                       "WHERE group_id = ?", [group_id]).fetchone()
+    if not stats[0]:
+        db.execute("UPDATE serving_runs SET group_id = NULL WHERE group_id = ?", [group_id])
+        db.execute("DELETE FROM experiment_groups WHERE id = ?", [group_id])
+        return
+    engines = [e for (e,) in db.execute("SELECT DISTINCT engine FROM configurations WHERE "
+                                        "group_id = ? ORDER BY engine", [group_id]) if e]
+    db.execute("UPDATE experiment_groups SET configurations = ?, runs = ?, engines = ? "
+               "WHERE id = ?", [stats[0], stats[1], ", ".join(engines) or None, group_id])
