@@ -57,15 +57,18 @@ def ingest(
 
     tags = parse_tags(tag)
     files = expand_paths(paths)
-    if not (dry_run or force) and all_unchanged(db, files):
+    if not (dry_run or force) and all_unchanged(db, files, paths):
         # The usual re-run: answered from sizes and times, before the parsers load.
         _report_ingest([FileResult(str(f), status="unchanged") for f in files], as_json, dry_run)
         return
-    from .ingest import ingest_paths
+    from .ingest import forget_missing, ingest_paths
     from .schemas.store import connect
 
     database = connect(":memory:" if dry_run else db)
-    results = []
+    # Stored files that were deleted since: their sightings go, other files' runs stay.
+    results = [] if dry_run else forget_missing(database, paths)
+    removed = {Path(r.path) for r in results}
+    files = [f for f in files if f.resolve() not in removed]
     with Progress(TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
                   disable=as_json or not console.is_terminal) as progress:
@@ -74,14 +77,14 @@ def ingest(
         def advance(result):
             progress.update(task, advance=1, description=Path(result.path).name)
 
-        results = ingest_paths(database, files, tags, on_file=advance, force=force)
+        results += ingest_paths(database, files, tags, on_file=advance, force=force)
     _report_ingest(results, as_json, dry_run)
 
 
 def _report_ingest(results, as_json: bool, dry_run: bool) -> None:
     if as_json:
         print(json.dumps([{"path": r.path, "status": r.status, "counts": r.counts,
-                           "error": r.error,
+                           "seen_before": r.known, "error": r.error,
                            "warnings": [{"line": w.line, "reason": w.reason} for w in r.warnings]}
                           for r in results], indent=2))
     else:
@@ -96,10 +99,12 @@ def _print_summary(results, dry_run: bool) -> None:
     table.add_column("status")
     table.add_column("runs", justify="right")
     table.add_column("other rows", justify="right")
+    table.add_column("seen before", justify="right")
     table.add_column("warnings", justify="right")
     for r in results:
         other = sum(v for k, v in r.counts.items() if k not in ("serving_runs", "latency_stats"))
-        table.add_row(r.path, r.status, str(r.runs), str(other), str(len(r.warnings)))
+        table.add_row(r.path, r.status, str(r.runs), str(other), str(r.known),
+                      str(len(r.warnings)))
     console.print(table)
     for r in results:
         if r.error:

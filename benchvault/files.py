@@ -71,8 +71,10 @@ def stat_says(stored: dict[str, Any] | None, stat: os.stat_result) -> bool | Non
     return True if stored["mtime_ns"] == stat.st_mtime_ns else None
 
 
-def all_unchanged(db_path: Path, files: list[Path]) -> bool:
-    """Every one of ``files`` is stored as it is now, by size and time alone (see stat_says)."""
+def all_unchanged(db_path: Path, files: list[Path], arguments: Iterable[str | Path] = ()
+                  ) -> bool:
+    """Every one of ``files`` is stored as it is now, by size and time alone (see stat_says),
+    and no file stored from a directory among ``arguments`` has been deleted since."""
     if not files or not Path(db_path).is_file():
         return False
     try:
@@ -85,6 +87,15 @@ def all_unchanged(db_path: Path, files: list[Path]) -> bool:
             row = conn.execute(f"SELECT {SOURCE_COLUMNS} FROM sources WHERE path = ?",
                                [str(path.resolve())]).fetchone()
             if stat_says(dict(row) if row else None, path.stat()) is not True:
+                return False
+        for argument in arguments:
+            folder = Path(argument).resolve()
+            if not folder.is_dir():
+                continue
+            prefix = str(folder).rstrip(os.sep) + os.sep
+            stored = conn.execute("SELECT path FROM sources WHERE substr(path, 1, ?) = ?",
+                                  [len(prefix), prefix])
+            if any(not Path(p).exists() for (p,) in stored):
                 return False
         return True
     except (sqlite3.Error, OSError):

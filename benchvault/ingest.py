@@ -275,6 +275,40 @@ def _write_rows(db: sqlite_utils.Database, source_id: int, items: Iterable[Parse
     return placer.touched_runs
 
 
+def forget_missing(db: sqlite_utils.Database, arguments: Iterable[str | Path]
+                   ) -> list[FileResult]:
+    """Files stored before that no longer exist: each named on the command line, or once under
+    a directory named there.  Their sightings go (a run seen elsewhere too stays, rebuilt from
+    what is left); each is reported as ``removed``.  A missing file never stored is left to
+    ingest to report."""
+    gone: list[tuple[int, str]] = []
+    for argument in arguments:
+        path = Path(argument).resolve()
+        if path.is_dir():
+            prefix = str(path).rstrip(os.sep) + os.sep
+            stored = db.execute("SELECT id, path FROM sources WHERE substr(path, 1, ?) = ?",
+                                [len(prefix), prefix]).fetchall()
+        elif not path.exists():
+            stored = db.execute("SELECT id, path FROM sources WHERE path = ?",
+                                [str(path)]).fetchall()
+        else:
+            continue
+        gone += [(i, p) for i, p in stored if not Path(p).exists() and (i, p) not in gone]
+    results = []
+    for source_id, stored_path in gone:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            touched, configs = forget_source(db, source_id)
+            store.delete_source(db, source_id)
+            refresh_configurations(db, touched, configs)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        results.append(FileResult(stored_path, status="removed"))
+    return results
+
+
 def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path],
                  tags: dict[str, str] | None = None,
                  on_file: Callable[[FileResult], None] | None = None,

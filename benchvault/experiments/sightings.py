@@ -13,6 +13,7 @@ while it is the only one, the row itself says it.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -33,15 +34,30 @@ NEAR_WINDOW_FRACTION = 1e-3
 LATENCY = ("metric", "stat", "percentile", "value_ms")
 
 
+@functools.cache
 def _numeric(model: type[Row]) -> set[str]:
     from .identity import _numbers
 
     return set(_numbers(model, ()))
 
 
+@functools.cache
 def _json_columns(table: str) -> list[str]:
     model = model_for(table)
     return [n for n, f in model.model_fields.items() if store._is_json(f.annotation)]
+
+
+def _record(identity: Identity, text: Any) -> dict[str, Any]:
+    """A stored record back as the values it was made from: JSON has no infinities, so a rate
+    of inf was kept as the text "inf"."""
+    values = _loads(text) or {}
+    for name in _numeric(model_for(identity.table)):
+        if isinstance(values.get(name), str):
+            try:
+                values[name] = float(values[name])
+            except ValueError:
+                pass
+    return values
 
 
 def _loads(text: Any) -> Any:
@@ -222,7 +238,8 @@ class Placer:
             return []
         if rows[0][0] is None:               # one content only: the row says it
             return [Said(row_values(self.db, identity, row_id), _loads(rows[0][1]))]
-        return [Said(_loads(record), _loads(tolerance)) for record, tolerance in rows if record]
+        return [Said(_record(identity, record), _loads(tolerance))
+                for record, tolerance in rows if record]
 
     def _agrees(self, identity: Identity, said: Said, others: list[Said], row_id: int,
                 line: int | None) -> bool:
@@ -317,11 +334,11 @@ class Placer:
                                "AND record IS NOT NULL", [self.source_id]).fetchall()
         runs = set()
         for sighting_id, run_id, record in rows:
-            said = _loads(record)
+            said = _loads(record) or {}
             if said.get("launch_id") == old:
                 said["launch_id"] = new
                 self.db.execute("UPDATE sightings SET record = ? WHERE id = ?",
-                                [json.dumps(said, default=str), sighting_id])
+                                [json.dumps(json_safe(said), default=str), sighting_id])
                 if run_id is not None:
                     runs.add(run_id)
         for run_id in sorted(runs):
@@ -359,7 +376,8 @@ def rebuild(db: sqlite_utils.Database, identity: Identity, row_id: int) -> bool:
     said: dict[Any, tuple[Said, Any]] = {}
     for r in rows:
         if r[5] is not None:
-            said.setdefault(r[8] or r[0], (Said(_loads(r[5]), _loads(r[6])), _loads(r[7])))
+            said.setdefault(r[8] or r[0], (Said(_record(identity, r[5]), _loads(r[6])),
+                                           _loads(r[7])))
     if not said:
         # Seen saying one thing only, which the row holds: where it was seen may have changed.
         values = {}

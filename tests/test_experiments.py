@@ -1,0 +1,142 @@
+"""Run identity: one run however often it was seen, every sighting kept, files coming and going.
+
+Values asserted here are read off the fixtures: the printed block of
+fixtures/serving_result_json/derived-vllm-0.13-detailed-metadata-stdout.txt (two decimals) and
+the --save-result JSON of that same run beside it (full precision).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from benchvault.cli import app
+from conftest import FIXTURES, SEEDS, ingest_into, rows
+
+PAIR = FIXTURES / "serving_result_json"
+STDOUT = PAIR / "derived-vllm-0.13-detailed-metadata-stdout.txt"
+SAVED = PAIR / "derived-vllm-0.13-detailed-metadata.json"
+STRIX = SEEDS / "strix-halo_vllm-vs-llamacpp.md"
+
+
+def labelled_note(tmp_path, label="# MI300X, c=4, first try"):
+    """The printed block of the pair, pasted into a note under a label."""
+    note = tmp_path / "note.txt"
+    note.write_text(f"{label}\n{STDOUT.read_text()}")
+    return note
+
+
+def the_runs(db):
+    return rows(db, "SELECT * FROM serving_runs ORDER BY id")
+
+
+def test_printed_block_and_its_saved_json_are_one_run(tmp_path):
+    db = tmp_path / "w.db"
+    ingest_into(db, labelled_note(tmp_path), SAVED)
+    [run] = the_runs(db)
+    saved = json.loads(SAVED.read_text())
+    # the JSON's precision where the note printed two decimals
+    assert run["duration"] == saved["duration"] == 15.410631
+    assert run["output_throughput"] == pytest.approx(86.8880709686709)
+    assert run["mean_ttft_ms"] == saved["mean_ttft_ms"]
+    # the note's label and command (the JSON has neither), the JSON's std and tags
+    assert run["label"] == "MI300X, c=4, first try"
+    assert run["dataset_name"] == "random" and run["random_input_len"] == 512
+    assert run["std_ttft_ms"] == saved["std_ttft_ms"]
+    assert json.loads(run["tags"]) == {"gpu": "MI300X", "tp": "1"}
+    assert run["format"] == "vllm_result_json" and run["sightings"] == 2
+    seen = rows(db, "SELECT s.name, g.format, g.line_start, g.is_primary FROM sightings g "
+                    "JOIN sources s ON s.id = g.source_id WHERE g.run_id = ? ORDER BY g.id",
+                (run["id"],))
+    assert seen == [
+        {"name": "note.txt", "format": "vllm_serving", "line_start": 9, "is_primary": 0},
+        {"name": SAVED.name, "format": "vllm_result_json", "line_start": 1, "is_primary": 1}]
+    # every latency stat either printed, each at the JSON's precision
+    stats = {(r["metric"], r["stat"]): r["value_ms"] for r in rows(db, "SELECT * FROM "
+                                                                   "latency_stats")}
+    assert len(stats) == 20
+    assert stats[("ttft", "p99")] == saved["p99_ttft_ms"]
+    assert stats[("ttft", "std")] == saved["std_ttft_ms"]
+    # the per-request rows come with the JSON and belong to the one run
+    assert rows(db, "SELECT count(*) AS n, min(run_id) AS run FROM serving_requests") == [
+        {"n": 8, "run": run["id"]}]
+
+
+def test_one_note_under_two_names_adds_no_run(tmp_path):
+    first, second = tmp_path / "strix.md", tmp_path / "copy of strix.txt"
+    shutil.copy(STRIX, first)
+    shutil.copy(STRIX, second)
+    db = tmp_path / "w.db"
+    ingest_into(db, first)
+    before = rows(db, "SELECT id, output_throughput FROM serving_runs ORDER BY id")
+    results = ingest_into(db, second)
+    assert len(before) == 11
+    assert rows(db, "SELECT id, output_throughput FROM serving_runs ORDER BY id") == before
+    assert results[0].runs == 11 and results[0].known >= 11
+    assert rows(db, "SELECT count(*) AS n FROM sightings WHERE kind = 'serving_runs'"
+                ) == [{"n": 22}]
+    assert rows(db, "SELECT DISTINCT sightings FROM serving_runs") == [{"sightings": 2}]
+    # llama-bench rows, too
+    assert rows(db, "SELECT count(*) AS n, min(s) AS lo FROM (SELECT count(*) AS s FROM "
+                    "sightings WHERE kind = 'llama_bench_results' GROUP BY llama_bench_id)"
+                ) == [{"n": 16, "lo": 2}]
+
+
+def test_changing_or_deleting_one_file_keeps_the_other_files_runs(tmp_path):
+    note, saved = labelled_note(tmp_path), tmp_path / "result.json"
+    shutil.copy(SAVED, saved)
+    db = tmp_path / "w.db"
+    ingest_into(db, note, saved)
+    [run] = the_runs(db)
+    # The note changes (a new label): the run stays, with the JSON's numbers and the new label.
+    note.write_text(note.read_text().replace("first try", "second look"))
+    ingest_into(db, note)
+    [again] = the_runs(db)
+    assert again["id"] == run["id"] and again["duration"] == 15.410631
+    assert again["label"] == "MI300X, c=4, second look" and again["sightings"] == 2
+    # The JSON is deleted: the run is what the note printed, to its two decimals.
+    saved.unlink()
+    result = CliRunner().invoke(app, ["ingest", str(note), str(saved), "--db", str(db),
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    assert {r["path"]: r["status"] for r in json.loads(result.stdout)}[str(saved.resolve())] \
+        == "removed"
+    [left] = the_runs(db)
+    assert left["id"] == run["id"]
+    assert (left["duration"], left["output_throughput"], left["std_ttft_ms"]) == (15.41, 86.89,
+                                                                                  None)
+    assert left["format"] == "vllm_serving" and left["sightings"] == 1 and left["tags"] is None
+    assert rows(db, "SELECT count(*) AS n FROM serving_requests") == [{"n": 0}]
+    assert rows(db, "SELECT count(*) AS n FROM latency_stats") == [{"n": 16}]
+    # The note goes too: nothing is left of the run.
+    note.unlink()
+    CliRunner().invoke(app, ["ingest", str(tmp_path), "--db", str(db)])
+    assert the_runs(db) == [] and rows(db, "SELECT count(*) AS n FROM sightings") == [{"n": 0}]
+    assert rows(db, "SELECT count(*) AS n FROM configurations") == [{"n": 0}]
+
+
+def test_two_notes_contradicting_each_other_keep_both_and_say_so(tmp_path):
+    good = labelled_note(tmp_path)
+    bad = tmp_path / "retyped.txt"
+    # Same requests and duration, but the throughput retyped wrongly.
+    bad.write_text(good.read_text().replace("86.89", "68.89"))
+    db = tmp_path / "w.db"
+    results = ingest_into(db, good, bad)
+    assert [r["output_throughput"] for r in the_runs(db)] == [86.89, 68.89]
+    [warning] = [w for w in results[1].warnings if "contradicts" in w.reason]
+    assert str(good.resolve()) + ":9" in warning.reason
+    assert "output_throughput 68.89 vs 86.89" in warning.reason
+    assert warning.line == 9
+    assert rows(db, "SELECT count(*) AS n FROM unparsed_blocks WHERE reason LIKE "
+                    "'%contradicts%'") == [{"n": 1}]
+
+
+def test_repeats_that_differ_are_separate_runs(tmp_path):
+    """Repeats of one configuration share their counts (same prompts) but not their numbers."""
+    db = tmp_path / "w.db"
+    ingest_into(db, FIXTURES / "experiments" / "derived-three-repeats.md")
+    assert len(the_runs(db)) == 3
+    assert rows(db, "SELECT count(*) AS n FROM unparsed_blocks") == [{"n": 0}]
