@@ -176,6 +176,13 @@ def report(
                                       "regions of this Markdown file in place (repeatable)."),
     table_only: bool = typer.Option(False, "--table-only", help="Print just the table (what a "
                                     "README region holds)."),
+    repeats: str = typer.Option("mean", "--repeats", help="Runs of one configuration (repeats):"
+                                " mean (mean ± sample std, n shown), best, last, or all."),
+    group: Optional[bool] = typer.Option(None, "--group/--no-group", help="One table (and "
+                                         "chart) per comparable group: same model family, "
+                                         "workload and hardware, leading with the settings "
+                                         "that vary in it. Default: on, off when --where or "
+                                         "--sql chose the rows."),
 ) -> None:
     """Markdown tables (best value per column in bold) and charts from the warehouse."""
     from .reports import ReportError
@@ -194,6 +201,7 @@ def report(
             renames=_pairs(name, "--name"), name_from=name_from,
             models_file=str(models) if models else None, title=title,
             template=str(template) if template else None, scale_replicas=replicas,
+            repeats=repeats, group=group,
             charts=None if charts is None else [c for c in _split([charts]) if c != "none"])
         text = build(db, [kind], options, out_dir=out, table_only=table_only)
     except (ReportError, OSError, ValueError) as exc:

@@ -35,7 +35,7 @@ COMMON_FACETS = ("source_id", "tags")
 # Columns not worth a sort link: JSON blobs and the raw block text.
 UNSORTABLE = ("raw_text", "namespace", "extra", "command")
 # The column Datasette shows in place of a foreign key pointing at a table, first one present.
-LABEL_COLUMNS = ("name", "label")
+LABEL_COLUMNS = ("name", "title", "label")
 
 
 def read_schema(db: Path) -> dict[str, list[str]]:

@@ -140,3 +140,81 @@ def test_repeats_that_differ_are_separate_runs(tmp_path):
     ingest_into(db, FIXTURES / "experiments" / "derived-three-repeats.md")
     assert len(the_runs(db)) == 3
     assert rows(db, "SELECT count(*) AS n FROM unparsed_blocks") == [{"n": 0}]
+
+
+# --- repeats and comparable groups in reports and Datasette ---------------------------------
+
+def markdown_rows(text: str) -> list[list[str]]:
+    import re
+    out = [[c.strip() for c in re.split(r"(?<!\\)\|", ln)[1:-1]]
+           for ln in text.splitlines() if ln.startswith("|")]
+    return [r for r in out if not all(set(c) <= set("-: ") for c in r)]
+
+
+def test_three_repeats_render_as_mean_and_std_with_n(tmp_path):
+    from benchvault.browse.queries import configurations
+    from benchvault.serve import read_schema
+
+    db = tmp_path / "w.db"
+    ingest_into(db, FIXTURES / "experiments" / "derived-three-repeats.md")
+    result = CliRunner().invoke(app, ["report", "sweep", "--db", str(db), "--table-only"])
+    assert result.exit_code == 0, result.output
+    [header, row] = markdown_rows(result.stdout)
+    cell = dict(zip(header, row))
+    # printed: 830.09, 809.61, 849.93 tok/s; TTFT 52.31, 55.87, 49.90 ms
+    assert cell["Output Tok/s"] == "829.88 ± 20.16"
+    assert cell["Mean TTFT (ms)"] == "52.69 ± 3.00"
+    assert cell["n"] == "3"
+    # the configuration is the caption: nothing varies within one configuration
+    assert "Concurrency 16" in result.stdout and "Input len 1024" in result.stdout
+    # best / last / all
+    best = CliRunner().invoke(app, ["report", "sweep", "--db", str(db), "--table-only",
+                                    "--repeats", "best"])
+    assert dict(zip(*markdown_rows(best.stdout)))["Output Tok/s"] == "849.93"
+    last = CliRunner().invoke(app, ["report", "sweep", "--db", str(db), "--table-only",
+                                    "--repeats", "last"])
+    assert dict(zip(*markdown_rows(last.stdout)))["Output Tok/s"] == "849.93"
+    every = markdown_rows(CliRunner().invoke(app, ["report", "sweep", "--db", str(db),
+                                                   "--table-only", "--repeats", "all"]).stdout)
+    assert [r[header.index("Output Tok/s")] for r in every[1:]] == ["830.09", "809.61",
+                                                                    "**849.93**"]
+    # Datasette's configuration view: the same numbers
+    sql = configurations(read_schema(db))
+    [config] = rows(db, sql, {"group": ""})
+    assert config["n"] == 3
+    assert round(config["output_throughput"], 2) == 829.88
+    assert round(config["output_throughput_std"], 2) == 20.16
+    assert (config["output_throughput_min"], config["output_throughput_max"]) == (809.61,
+                                                                                  849.93)
+    assert round(config["mean_ttft_ms_std"], 2) == 3.00
+
+
+def test_report_all_on_the_seed_notes_is_one_table_per_experiment(tmp_path):
+    db = tmp_path / "seeds.db"
+    ingest_into(db, SEEDS)
+    result = CliRunner().invoke(app, ["report", "sweep", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    sections = result.stdout.split("\n## ")[1:]
+    titles = [s.splitlines()[0] for s in sections]
+    assert titles == ["Concurrency sweep: deepseek-v3 · H100 · sharegpt",
+                      "Concurrency sweep: llama-3.1-70b · MI300X",
+                      "Concurrency sweep: llama-2-7b · Strix Halo · sharegpt"]
+    tables = {t.split(": ", 1)[1].split(" · ")[0]: markdown_rows(s)
+              for t, s in zip(titles, sections)}
+    # What varies leads each table; the rest is said once above it.
+    assert tables["deepseek-v3"][0][:5] == ["Engine", "TP", "PP", "Num prompts", "Concurrency"]
+    assert "Every row: Hardware H100 · Model deepseek-ai/DeepSeek-V3" in sections[0]
+    assert tables["llama-3.1-70b"][0][:5] == ["TP", "PP", "Replicas", "Draft model",
+                                             "Spec tokens"]
+    assert [r[:3] for r in tables["llama-3.1-70b"][1:4]] == [["8", "1", "1"], ["2", "4", "1"],
+                                                          ["2", "1", "4"]]
+    assert tables["llama-2-7b"][0][:4] == ["Engine", "Model", "Quant", "Concurrency"]
+    assert [r[2] for r in tables["llama-2-7b"][1:]] == ["", "", "", "w8a8", "GPTQ", "F16",
+                                                       "F16", "Q8_0", "Q8_0", "Q4_K_M",
+                                                       "Q4_K_M"]
+    # Bold inside each table only: the best output throughput of each experiment.
+    for name, best in (("deepseek-v3", "604.53"), ("llama-3.1-70b", "2993.85"),
+                       ("llama-2-7b", "178.68")):
+        column = tables[name][0].index("Output Tok/s")
+        assert [r[column] for r in tables[name][1:] if r[column].startswith("**")] == [
+            f"**{best}**"]

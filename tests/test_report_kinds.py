@@ -107,5 +107,6 @@ def test_all_reports_render_without_error(seeds, tmp_path):
                                       str(tmp_path / "r")])
     assert result.exit_code == 0, result.output
     text = (tmp_path / "r" / "report.md").read_text()
-    assert text.count("\n## ") == 6
-    assert "report-sweep-throughput.png" in text
+    # three serving groups, two llama-bench ones, spec decode, capacity
+    assert text.count("\n## ") == 7
+    assert "report-sweep-llama-2-7b-strix-halo-sharegpt-throughput.png" in text

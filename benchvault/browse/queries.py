@@ -215,6 +215,42 @@ def latest_ingest(present: Present) -> str | None:
             "ORDER BY s.ingested_at DESC, s.id DESC")
 
 
+def configurations(present: Present) -> str | None:
+    """Each configuration with its repeats: n, mean and sample std of the key metrics."""
+    if not _has(present, "configurations", "n", "group_id"):
+        return None
+    fields = _pick(present, "configurations", "c", (
+        "id", "title", "series", "engine", "hardware", "model", "tensor_parallel_size",
+        "pipeline_parallel_size", "replicas", "quantization", "speculative_model",
+        "num_speculative_tokens", "dataset_name", "input_len", "output_len", "num_prompts",
+        "request_rate", "max_concurrency", "n"))
+    stats = [f"c.{m}{s}" for m in ("output_throughput", "mean_ttft_ms", "mean_tpot_ms",
+                                   "request_throughput")
+             for s in ("", "_std", "_min", "_max") if f"{m}{s}" in present["configurations"]]
+    group = ("g.title AS group_title", " LEFT JOIN experiment_groups g ON g.id = c.group_id") \
+        if _has(present, "experiment_groups", "title") else ("c.group_id", "")
+    return (f"SELECT {group[0]}, {', '.join(fields + stats)}\n"
+            f"FROM configurations c{group[1]}\n"
+            "WHERE (:group = '' OR " + ("g.title" if group[1] else "c.group_id") +
+            " LIKE '%' || :group || '%')\n"
+            "ORDER BY c.group_id, c.engine, c.model, c.tensor_parallel_size, "
+            "c.pipeline_parallel_size, c.quantization, c.max_concurrency, c.request_rate")
+
+
+def runs_seen_more_than_once(present: Present) -> str | None:
+    """Runs read from more than one place, with every place (file:line, format)."""
+    if not _has(present, "sightings", "run_id", "source_id") or \
+            not _has(present, "serving_runs", "sightings"):
+        return None
+    cols = _pick(present, "serving_runs", "r", ("label", "engine", "model", "max_concurrency",
+                                                 "output_throughput", "sightings"))
+    return (f"SELECT r.id AS run_id, {', '.join(cols)},\n"
+            "  (SELECT group_concat(s.name || ':' || g.line_start || ' (' || g.format || ')', "
+            "'; ') FROM sightings g JOIN sources s ON s.id = g.source_id "
+            "WHERE g.run_id = r.id) AS seen_in\n"
+            "FROM serving_runs r WHERE r.sightings > 1\nORDER BY r.sightings DESC, r.id")
+
+
 QUERIES: tuple[CannedQuery, ...] = (
     CannedQuery("concurrency_sweep", "Concurrency sweep",
                 "Every serving run with a max concurrency, per model, engine and section, in "
@@ -244,6 +280,19 @@ QUERIES: tuple[CannedQuery, ...] = (
                 "What each server launch reported about its capacity (memory, KV cache, "
                 "maximum concurrency), with its settings.",
                 server_capacity),
+    CannedQuery("configurations", "Configurations and their repeats",
+                "Each configuration (what defines a run: engine, model, launch settings, "
+                "workload, load) with its number of runs n and, over them, the mean, sample "
+                "standard deviation (n-1), min and max of the key metrics; grouped as reports "
+                "group them. Leave group empty for all; a part of its title matches.",
+                configurations,
+                {"mark": "line", "x_column": "max_concurrency", "x_type": "quantitative",
+                 "y_column": "output_throughput", "y_type": "quantitative",
+                 "color_column": "series"}),
+    CannedQuery("runs_seen_more_than_once", "Runs seen more than once",
+                "Runs read from several places (a printed block and its --save-result JSON, "
+                "a note pasted twice): one row each, with every file:line it was seen at.",
+                runs_seen_more_than_once),
     CannedQuery("latest_ingest", "Latest ingest",
                 "Files ingested, newest first, with the runs, warnings and unparsed blocks "
                 "each one gave.", latest_ingest),

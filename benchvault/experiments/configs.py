@@ -215,11 +215,16 @@ def configuration(run: Mapping[str, Any], launch: Mapping[str, Any] | None = Non
     }
 
 
-def config_key(config: Mapping[str, Any], family: str | None = None) -> str:
-    """The configuration as text: equal for repeats (model names compared without case)."""
+def config_key(config: Mapping[str, Any], family: str | None = None,
+               run_id: int | None = None) -> str:
+    """The configuration as text: equal for repeats (model names compared without case).  A
+    run that names no model is its own configuration: too little is known to call another run
+    a repeat of it (two such blocks are told apart only by the labels above them)."""
     keyed = {k: (v.lower() if isinstance(v, str) else v) for k, v in config.items()
              if k in CONFIG_FIELDS}
     keyed["model_family"] = family
+    if not config.get("model"):
+        keyed["run"] = run_id
     return json.dumps(keyed, sort_keys=True, default=str)
 
 
@@ -242,4 +247,26 @@ def group_title(group: Mapping[str, Any]) -> str:
         workload = f"{workload} {group.get('input_len') or '?'}/{group.get('output_len') or '?'}"
     parts = [group.get("model_family") or "unknown model", group.get("hardware"),
              workload.strip() or None]
+    return " · ".join(str(p) for p in parts if p)
+
+
+def config_title(config: Mapping[str, Any], load: bool = True) -> str:
+    """`vllm · DeepSeek-V3 · TP8 PP2 · c=64`, `llama.cpp · llama-2-7b.Q8_0.gguf · c=16`
+    (without ``load``: the line of a sweep the configuration is a point of)."""
+    model = config.get("model")
+    parts = [config.get("engine"), model.rsplit("/", 1)[-1] if isinstance(model, str) else None]
+    parallel = " ".join(f"{name}{config[key]}" for name, key in (
+        ("TP", "tensor_parallel_size"), ("PP", "pipeline_parallel_size"),
+        ("DP", "data_parallel_size")) if config.get(key) and config[key] > 1)
+    parts += [parallel or None, f"x{config['replicas']}" if config.get("replicas") else None,
+              config.get("quantization"),
+              f"draft {config['speculative_model']}" if config.get("speculative_model") else None,
+              f"k={config['num_speculative_tokens']}" if config.get("num_speculative_tokens")
+              else None]
+    if not load:
+        pass
+    elif config.get("max_concurrency") is not None:
+        parts.append(f"c={config['max_concurrency']}")
+    elif config.get("request_rate") is not None:
+        parts.append(f"{config['request_rate']:g} req/s")
     return " · ".join(str(p) for p in parts if p)

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from ..schemas.experiments import CONFIG_METRICS, Configuration, ExperimentGroup
 from ..schemas.store import to_record
-from .configs import config_key, configuration, group_key, group_of, group_title, model_family
+from .configs import (config_key, config_title, configuration, group_key, group_of, group_title,
+                      model_family)
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -113,9 +114,11 @@ def refresh_configurations(db: sqlite_utils.Database, run_ids: Iterable[int],
             group = group_of(config, family)
             group_id = _get_or_create(db, "experiment_groups", group_key(group), ExperimentGroup(
                 key=group_key(group), title=group_title(group), **group))
-            key = config_key(config, family)
+            key = config_key(config, family, run["id"])
             config_id = _get_or_create(db, "configurations", key, Configuration(
-                key=key, group_id=group_id, model_family=family, **config))
+                key=key, title=config_title(config), series=config_title(config, load=False),
+                group_id=group_id, model_family=family,
+                **config))
             if run.get("config_id") is not None:
                 touched_configs.add(run["config_id"])
             if run.get("group_id") is not None:

@@ -36,14 +36,15 @@ def _save(fig, base: Path) -> tuple[Path, Path]:
     return png, svg
 
 
-def _legend_labels(keys: list[tuple]) -> list[str]:
-    """Name each line by the parts of its key that differ between lines."""
+def _legend_labels(keys: list[tuple], fallback: str = "runs") -> list[str]:
+    """Name each line by the parts of its key that differ between lines (``fallback`` when
+    there is one line and nothing to tell apart)."""
     distinct = set(keys)
-    varying = [i for i in range(len(keys[0]))
-               if len({k[i] for k in distinct}) > 1] if keys else []
-    if not varying:
-        varying = [1] if keys and keys[0][1] else [0]
-    return [_short(" · ".join(str(k[i]) for i in varying if _present(k[i])) or "runs")
+    width = max((len(k) for k in keys), default=0)
+    varying = [i for i in range(width) if len({k[i] for k in distinct}) > 1]
+    if not varying and width:
+        varying = [1] if width > 1 and keys[0][1] else [0]
+    return [_short(" · ".join(str(k[i]) for i in varying if _present(k[i])) or fallback)
             for k in keys]
 
 
@@ -65,7 +66,8 @@ def line_chart(frame: pd.DataFrame, metric: str, title: str,
     if data.empty:
         return None
     keys = group_key(data)
-    labels = dict(zip(keys, _legend_labels(keys)))
+    model = data["_model_display"].dropna() if "_model_display" in data else pd.Series()
+    labels = dict(zip(keys, _legend_labels(keys, str(model.iloc[0]) if len(model) else "runs")))
     fig, ax = plt.subplots(figsize=(7, 4))
     for key in dict.fromkeys(keys):
         rows = data[[k == key for k in keys]].sort_values("max_concurrency")

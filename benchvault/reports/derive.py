@@ -53,6 +53,10 @@ DERIVED: dict[str, Derived] = {
     "ts": Derived("t/s", "Mean tokens per second ± standard deviation, as llama-bench prints "
                   "it.", better="higher", kind="text"),
     "env_text": Derived("env", "Environment variables set on the command line.", kind="text"),
+    "n": Derived("n", "Runs of the configuration the row stands for (repeats folded into it "
+                 "per --repeats).", kind="int"),
+    "group_title": Derived("Group", "The comparable group of the row (model family, hardware, "
+                           "workload).", kind="text"),
     "speculative_model": Derived("Draft model", "Draft model of the launch.", kind="text"),
 }
 

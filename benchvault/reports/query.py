@@ -20,6 +20,11 @@ HEAVY_COLUMNS = {"raw_text", "namespace", "command", "extra", "args"}
 LAUNCH_COLUMNS = (("tensor_parallel_size", "launch_tp"), ("pipeline_parallel_size", "launch_pp"),
                   ("data_parallel_size", "launch_dp"), ("load_seconds", "launch_load_seconds"),
                   ("speculative_model", "speculative_model"))
+# Configuration fields a run's row has not itself (benchvault.experiments.configs).
+CONFIG_COLUMNS = ("hardware", "model_family", "tensor_parallel_size", "pipeline_parallel_size",
+                  "data_parallel_size", "quantization", "dtype", "kv_cache_dtype",
+                  "max_model_len", "speculative_model", "num_speculative_tokens", "input_len",
+                  "output_len")
 RUN_COLUMNS = (("max_concurrency", "run_max_concurrency"),
                ("output_throughput", "run_output_throughput"),
                ("mean_tpot_ms", "run_mean_tpot_ms"))
@@ -63,6 +68,15 @@ def load_table(conn: sqlite3.Connection, table: str) -> pd.DataFrame:
             present = set(table_columns(conn, target))
             select += [f'{alias}."{c}" AS {new}' for c, new in names if c in present]
             joins.append(f'LEFT JOIN "{target}" {alias} ON {alias}.id = t.{fk}')
+    # What the warehouse knows about each run: its configuration's fields and its group.
+    if "config_id" in cols and has_table(conn, "configurations"):
+        taken = set(cols) | {name for _, name in LAUNCH_COLUMNS}
+        select += [f'c."{c}"' for c in table_columns(conn, "configurations")
+                   if c in CONFIG_COLUMNS and c not in taken]
+        joins.append('LEFT JOIN configurations c ON c.id = t.config_id')
+        if "group_id" in cols and has_table(conn, "experiment_groups"):
+            select.append("g.title AS group_title")
+            joins.append("LEFT JOIN experiment_groups g ON g.id = t.group_id")
     sql = f'SELECT {", ".join(select)} FROM "{table}" t ' + " ".join(joins)
     order = [c for c in ("source_id", "line_start", "id") if c in cols]
     if order:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,12 +12,21 @@ import jinja2
 import pandas as pd
 
 from .derive import Naming, derive, load_attributes
+from .experiments import (SERVING, Layout, add_keys, fold_repeats, gpu_names, layout_for, shared,
+                          split, varying)
 from .kinds import KINDS, ReportKind, kind as get_kind
 from .query import (Condition, ReportError, apply_where, connect_readonly, has_table, load_table,
                     parse_conditions, run_sql)
-from .table import Column, Table, build_table, column_info
+from .table import Column, Table, build_table, column_info, escape_cell, format_value
 
 TEMPLATES = Path(__file__).parent / "templates"
+# `report all`: every kind whose rows it shows once (engines and llama-bench-compare show the
+# same rows as sweep and llama-bench, whose group tables already lead with what varies).
+ALL = ("sweep", "llama-bench", "spec-decode", "capacity")
+# Load: what a sweep varies along its x axis, not what tells its lines apart.
+LOAD = ("max_concurrency", "request_rate")
+# Kind columns that are configuration fields shown by the group layout when they vary.
+LEADING_SKIP = ("config",)
 # Columns shown with a display value instead of the stored one.
 DISPLAY = {"model": "_model_display", "engine": "_engine_display"}
 
@@ -38,6 +49,8 @@ class ReportOptions:
     scale_replicas: bool = True
     charts: list[str] | None = None      # None: the kind's default charts (when writing files)
     mark_best: bool = True
+    repeats: str = "mean"                # mean | best | last | all (runs of one configuration)
+    group: bool | None = None            # one table per comparable group; None: unless filtered
 
 
 @dataclass
@@ -50,6 +63,8 @@ class Report:
     notes: list[str] = field(default_factory=list)
     filters: list[str] = field(default_factory=list)
     charts: list[dict[str, str]] = field(default_factory=list)   # {"title", "png", "svg"}
+    caption: str | None = None           # what every row shares, written once above the table
+    slug: str = ""                       # names this table's chart files among its kind's
 
     @property
     def markdown_table(self) -> str:
@@ -64,7 +79,8 @@ def naming_for(options: ReportOptions) -> Naming:
     return Naming(options.name_from, dict(options.renames), attributes)
 
 
-def _sort(frame: pd.DataFrame, spec: ReportKind, keys: list[str]) -> pd.DataFrame:
+def _sort(frame: pd.DataFrame, spec: ReportKind, keys: list[str],
+          layout: Layout | None = None) -> pd.DataFrame:
     if keys:
         names = [k.lstrip("-") for k in keys]
         for name in names:
@@ -76,7 +92,7 @@ def _sort(frame: pd.DataFrame, spec: ReportKind, keys: list[str]) -> pd.DataFram
         return frame.sort_values([k for k in spec.sort if k in frame], kind="stable",
                                  na_position="last")
     if spec.sweep and "max_concurrency" in frame and len(frame):
-        group = group_key(frame)
+        group = group_key(frame, layout)
         first = {g: i for i, g in reversed(list(enumerate(group)))}
         frame = frame.assign(_group=[first[g] for g in group])
         return frame.sort_values(["_group", "max_concurrency"], kind="stable",
@@ -84,8 +100,15 @@ def _sort(frame: pd.DataFrame, spec: ReportKind, keys: list[str]) -> pd.DataFram
     return frame
 
 
-def group_key(frame: pd.DataFrame) -> list[tuple]:
-    """One chart line / one sweep per engine, model and config (the innermost heading)."""
+def group_key(frame: pd.DataFrame, layout: Layout | None = SERVING) -> list[tuple]:
+    """One chart line / one sweep per configuration but its load: the configuration fields
+    that vary between the rows (engine, model, TP, ...); without configurations (a --sql), per
+    engine, model and innermost heading."""
+    fields = [f for f in varying(frame, layout.fields) if f not in LOAD] if layout else []
+    if layout is not None and layout.repeat_key in frame:
+        shown = [DISPLAY.get(f, f) if DISPLAY.get(f) in frame else f for f in fields]
+        return [tuple(row.get(c) for c in shown) for _, row in frame.iterrows()] if shown \
+            else [()] * len(frame)
     parts = []
     for _, row in frame.iterrows():
         section = row.get("section")
@@ -96,12 +119,22 @@ def group_key(frame: pd.DataFrame) -> list[tuple]:
 
 
 def resolve_columns(spec: ReportKind, frame: pd.DataFrame, options: ReportOptions,
-                    selected: list[str] | None = None) -> list[Column]:
-    """``--columns``, else what ``--sql`` selected, else the kind's defaults."""
+                    selected: list[str] | None = None,
+                    leading: list[str] | None = None) -> list[Column]:
+    """``--columns``, else what ``--sql`` selected, else ``leading`` (the configuration fields
+    that vary in a group's table) before the kind's measured columns, else the kind's
+    defaults; an ``n`` column when rows fold repeats."""
     wanted = list(options.columns)
     if not wanted:
         if selected is not None:
             wanted = list(selected)
+        elif leading is not None:
+            fields = set(layout_for(spec.table).fields)
+            measured = [c for c in spec.columns if c not in fields and c not in LEADING_SKIP
+                        and c in frame.columns and frame[c].notna().any()]
+            wanted = leading + measured
+            if "n" in frame and (frame["n"] > 1).any():
+                wanted.append("n")
         else:
             # Defaults: the kind's columns that hold something, and the context columns
             # whose value differs between the rows.
@@ -127,7 +160,18 @@ def resolve_columns(spec: ReportKind, frame: pd.DataFrame, options: ReportOption
 
 def make_report(db_path: str | Path, kind: str, options: ReportOptions | None = None,
                 conn: sqlite3.Connection | None = None) -> Report:
-    """Build report ``kind`` from the warehouse at ``db_path`` (opened read-only)."""
+    """Build report ``kind`` as one table (the rows ``options`` select, groups together)."""
+    options = options or ReportOptions()
+    if options.group is None:
+        options = dataclasses.replace(options, group=False)
+    return make_reports(db_path, kind, options, conn)[0]
+
+
+def make_reports(db_path: str | Path, kind: str, options: ReportOptions | None = None,
+                 conn: sqlite3.Connection | None = None) -> list[Report]:
+    """Build report ``kind`` from the warehouse at ``db_path`` (opened read-only): one report
+    per comparable group, unless grouping is off (by default it is when --where or --sql
+    chose the rows: the user's selection is the table)."""
     options = options or ReportOptions()
     spec = get_kind(kind)
     own = conn is None
@@ -139,7 +183,7 @@ def make_report(db_path: str | Path, kind: str, options: ReportOptions | None = 
             conn.close()
 
 
-def _make(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions) -> Report:
+def _make(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions) -> list[Report]:
     title = options.title or spec.title
     conditions: list[Condition] = parse_conditions(options.where)
     filters = [str(c) for c in conditions] + ([f"sql: {options.sql}"] if options.sql else [])
@@ -148,20 +192,80 @@ def _make(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions) ->
     elif not has_table(conn, spec.table):
         note = (f"This warehouse has no `{spec.table}` table: nothing of this kind has been "
                 f"ingested into it, or it was built by a benchvault that does not read it yet.")
-        return Report(spec, title, spec.description, None, pd.DataFrame(), [note], filters)
+        return [Report(spec, title, spec.description, None, pd.DataFrame(), [note], filters)]
     else:
         frame = load_table(conn, spec.table)
     selected = [c for c in frame.columns if c not in ("id", "source_id", "tags")]
     frame = derive(frame, naming_for(options), scale_replicas=options.scale_replicas)
+    layout = None if options.sql else layout_for(spec.table)
+    frame = add_keys(frame, spec.table)
     if not options.sql:
         frame = apply_where(frame, parse_conditions(spec.where), DISPLAY)
     frame = apply_where(frame, conditions, DISPLAY)
-    frame = _sort(frame, spec, options.sort)
-    notes = []
     if frame.empty:
-        notes.append("No rows match" + (f": {'; '.join(filters)}." if filters else "."))
-        return Report(spec, title, spec.description, None, frame, notes, filters)
-    columns = resolve_columns(spec, frame, options, selected if options.sql else None)
+        notes = ["No rows match" + (f": {'; '.join(filters)}." if filters else ".")]
+        return [Report(spec, title, spec.description, None, frame, notes, filters)]
+    if layout is not None:
+        frame = _fold(frame, spec, layout, options.repeats)
+    grouped = options.group if options.group is not None else not (options.where or
+                                                                   options.sql)
+    parts = split(frame, layout.group_key) if grouped and layout else [(None, frame)]
+    reports = []
+    for key, part in parts:
+        part_title = title
+        if grouped and layout is not None:
+            part_title = f"{title}: {_group_title(part)}"
+        report = _one_table(spec, part, options, part_title, filters,
+                            selected if options.sql else None,
+                            layout if grouped and not options.columns else None)
+        report.slug = _slug(_group_title(part)) if len(parts) > 1 else ""
+        reports.append(report)
+    return reports
+
+
+def _fold(frame: pd.DataFrame, spec: ReportKind, layout: Layout, mode: str) -> pd.DataFrame:
+    """Repeats folded per --repeats; the llama-bench `t/s` cell shows the repeats' spread."""
+    metrics = [c for c in frame.columns if column_info(spec.table, c).better is not None
+               and pd.api.types.is_numeric_dtype(frame[c])]
+    better = column_info(spec.table, spec.metric).better if spec.metric else None
+    frame = fold_repeats(frame, layout.repeat_key, metrics, mode, spec.metric, better)
+    if "ts" in frame and "_std_avg_ts" in frame:
+        spread = frame["_std_avg_ts"]
+        frame["ts"] = [f"{a:.2f} ± {d:.2f}" if n > 1 and not pd.isna(d) else t
+                       for a, d, n, t in zip(frame["avg_ts"], spread, frame["n"], frame["ts"])]
+    return frame
+
+
+def _group_title(frame: pd.DataFrame) -> str:
+    for column in ("group_title", "_group_title"):
+        if column in frame and frame[column].notna().any():
+            return str(frame[column].dropna().iloc[0])
+    return "ungrouped"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "group"
+
+
+def _caption(spec: ReportKind, frame: pd.DataFrame, layout: Layout) -> str | None:
+    """`Engine vLLM · Hardware H100 · Model deepseek-ai/DeepSeek-V3 · Dataset sharegpt`."""
+    parts = []
+    for name, value in shared(frame, layout.fields).items():
+        info = column_info(spec.table, name)
+        column = DISPLAY.get(name)
+        shown = frame[column].iloc[0] if column in frame else gpu_names(value)
+        parts.append(f"{escape_cell(info.header)} {escape_cell(format_value(shown, info))}")
+    return " · ".join(parts) or None
+
+
+def _one_table(spec: ReportKind, frame: pd.DataFrame, options: ReportOptions, title: str,
+               filters: list[str], selected: list[str] | None,
+               layout: Layout | None) -> Report:
+    frame = _sort(frame, spec, options.sort, layout_for(spec.table) if not options.sql
+                  else None)
+    notes = []
+    leading = [f for f in varying(frame, layout.fields)] if layout is not None else None
+    columns = resolve_columns(spec, frame, options, selected, leading)
     display = {c: d for c, d in DISPLAY.items() if d in frame}
     table = build_table(frame, columns, display=display, mark_best=options.mark_best,
                         best_within=tuple(k for k in spec.best_within if k in frame))
@@ -171,12 +275,18 @@ def _make(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions) ->
             who = row.get("_model_display") or row.get("label") or ""
             notes.append(f"{who}: {int(row['replicas'])} replicas - throughput multiplied and "
                          f"duration divided by {int(row['replicas'])}.")
+    if "n" in frame and (frame["n"] > 1).any():
+        notes.append("Rows that fold repeats (n > 1) show "
+                     + {"mean": "the mean ± the sample standard deviation (n-1)",
+                        "best": "the best run", "last": "the last run",
+                        "all": "every run"}[options.repeats] + " of the configuration's runs.")
     if table.any_bold:
         within = f" among rows of the same {', '.join(spec.best_within)}" \
             if spec.best_within else ""
         notes.append(f"Bold: the best value of each column{within} (higher throughput, lower "
                      f"latency and duration); ties are all bold.")
-    return Report(spec, title, spec.description, table, frame, notes, filters)
+    caption = _caption(spec, frame, layout) if layout is not None else None
+    return Report(spec, title, spec.description, table, frame, notes, filters, caption=caption)
 
 
 # --- rendering ---------------------------------------------------------------------------------
@@ -220,16 +330,17 @@ def build(db_path: str | Path, kinds: list[str], options: ReportOptions | None =
     from .charts import write_charts
 
     options = options or ReportOptions()
-    names = list(KINDS) if kinds in ([], ["all"]) else kinds
+    names = ALL if kinds in ([], ["all"]) else kinds
     conn = connect_readonly(db_path)
     try:
-        reports = [make_report(db_path, name, options, conn=conn) for name in names]
+        reports = [r for name in names for r in make_reports(db_path, name, options, conn=conn)]
     finally:
         conn.close()
     if out_dir is not None:
         for report in reports:
             charts = report.kind.charts if options.charts is None else options.charts
-            write_charts(report, out_dir, f"{prefix}-{report.kind.name}", list(charts))
+            name = "-".join(filter(None, (prefix, report.kind.name, report.slug)))
+            write_charts(report, out_dir, name, list(charts))
     if table_only:
         return "\n\n".join(render_region(r) for r in reports) + "\n"
     title = options.title if len(reports) > 1 else None

@@ -51,8 +51,10 @@ def column_info(table: str | None, name: str) -> Column:
     if name in DERIVED:
         d = DERIVED[name]
         return Column(name, d.header, d.better, d.kind, decimals=DECIMALS)
-    models = [m for m in row_models() if m.__table__ == table] + \
-             [m for m in row_models() if m.__table__ != table]
+    # The table's own model first, then the configuration's (its fields carry short labels).
+    first = (table, "configurations")
+    models = [m for t in first for m in row_models() if m.__table__ == t] + \
+             [m for m in row_models() if m.__table__ not in first]
     for model in models:
         field_ = model.model_fields.get(name)
         if field_ is None:
@@ -201,6 +203,16 @@ def best_flags(texts: list[str], better: str | None) -> list[bool]:
     return [n is not None and n == best for n in numbers]
 
 
+def _cell(row: pd.Series, column: Column, display: dict[str, str]) -> str:
+    """A value as printed; a mean of repeats with its spread (`829.88 ± 20.16`)."""
+    spread = row.get(f"_std_{column.name}")
+    if spread is not None and not _missing(spread) and column.kind in ("float", "int"):
+        mean = row.get(column.name)
+        if not _missing(mean):
+            return f"{format_number(float(mean))} ± {format_number(float(spread))}"
+    return format_value(row.get(display.get(column.name, column.name)), column)
+
+
 def build_table(frame: pd.DataFrame, columns: list[Column], *,
                 display: dict[str, str] | None = None, mark_best: bool = True,
                 best_within: tuple[str, ...] = ()) -> Table:
@@ -212,7 +224,7 @@ def build_table(frame: pd.DataFrame, columns: list[Column], *,
     display = display or {}
     cells = []
     for _, row in frame.iterrows():
-        cells.append([format_value(row.get(display.get(c.name, c.name)), c) for c in columns])
+        cells.append([_cell(row, c, display) for c in columns])
     keys = [tuple(str(row.get(k)) for k in best_within) for _, row in frame.iterrows()]
     bold = [[False] * len(columns) for _ in cells]
     for group in dict.fromkeys(keys):

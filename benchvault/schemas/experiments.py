@@ -116,6 +116,9 @@ class ConfigurationBase(Row):
 
     id: int | None = None
     key: str = Field(description="The configuration's fields as JSON (unique).")
+    title: str | None = col("Short name: engine · model · parallelism · quantization · load.")
+    series: str | None = col("The short name without the load: one line of a sweep chart.",
+                             facet=True)
     group_id: int | None = col("Comparable group (experiment_groups.id).", facet=True)
     engine: str | None = col("Serving engine measured.", facet=True, label="Engine")
     hardware: str | None = col("Accelerator (`gpu=` tag, headings, file name).", facet=True,

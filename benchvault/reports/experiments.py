@@ -1,0 +1,181 @@
+"""Reports over experiments: repeats folded into one row, one table per comparable group, and
+the columns each table needs chosen from what varies in it.
+
+The configuration of a row and its group come from the warehouse (``configurations``,
+``experiment_groups``, see benchvault.experiments); this module only decides how a report shows
+them:
+
+- repeats (rows of one configuration) become one row: the mean with its sample standard
+  deviation (``86.89 ± 1.20``) and ``n``, or the best, the last, or all of them;
+- a group's table leads with the configuration fields that vary inside it, in the order a
+  reader compares them (engine, parallelism, quantization, ..., concurrency), and names the
+  fields every row shares once, in a caption above it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from ..experiments.configs import CONFIG_FIELDS
+from .query import ReportError
+
+REPEATS = ("mean", "best", "last", "all")
+# llama-bench's own settings (compare-llama-bench.py's key properties, build and env added):
+# rows sharing all of them and the test are repeats.
+LLAMA_BENCH_CONFIG = ("build_commit", "cpu_info", "gpu_info", "backends", "model_filename",
+                      "model_type", "n_gpu_layers", "tensor_buft_overrides", "n_batch",
+                      "n_ubatch", "embeddings", "cpu_mask", "cpu_strict", "poll", "n_threads",
+                      "type_k", "type_v", "use_mmap", "no_kv_offload", "split_mode", "main_gpu",
+                      "tensor_split", "flash_attn", "n_cpu_moe", "devices", "env_text",
+                      "n_prompt", "n_gen", "n_depth")
+# Shown when they vary, in this order (what compare-llama-bench.py shows, env and build added).
+LLAMA_BENCH_SHOWN = ("build_commit", "cpu_info", "gpu_info", "backends", "n_gpu_layers",
+                     "tensor_buft_overrides", "model_type", "n_batch", "n_ubatch", "embeddings",
+                     "cpu_mask", "cpu_strict", "poll", "n_threads", "type_k", "type_v",
+                     "use_mmap", "no_kv_offload", "split_mode", "main_gpu", "tensor_split",
+                     "flash_attn", "n_cpu_moe", "devices", "env_text")
+# Serving fields never worth a column or a caption line on their own.
+SERVING_HIDDEN = ("tags",)
+# A constant that says nothing (one replica) stays out of the caption.
+TRIVIAL = {"replicas": 1}
+# Fields a row may simply not know (no launch log, no command pasted): a blank there is
+# "unknown", not a value of its own, so it neither makes the field vary nor keeps it out of
+# the caption.  Elsewhere a blank is a value: no draft model means no speculative decoding.
+BLANK_IS_UNKNOWN = {"hardware", "model", "dtype", "kv_cache_dtype", "max_model_len",
+                    "dataset_name", "input_len", "output_len", "num_prompts", "request_rate",
+                    "data_parallel_size", "build_commit", "cpu_info", "gpu_info",
+                    "model_filename"}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How one table of a report kind is keyed: its configuration fields and repeat key."""
+
+    fields: tuple[str, ...]            # configuration fields, in the order they are shown
+    repeat_key: str                    # column equal for repeats
+    group_key: str | None              # column equal for comparable rows
+
+
+SERVING = Layout(tuple(f for f in CONFIG_FIELDS if f not in SERVING_HIDDEN), "config_id",
+                 "group_id")
+LLAMA_BENCH = Layout(LLAMA_BENCH_SHOWN, "_repeat_key", "_group_key")
+
+
+def layout_for(table: str) -> Layout | None:
+    return {"serving_runs": SERVING, "llama_bench_results": LLAMA_BENCH}.get(table)
+
+
+def _text(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def add_keys(frame: pd.DataFrame, table: str) -> pd.DataFrame:
+    """Repeat and group keys for a table whose warehouse keeps none (llama-bench)."""
+    if table != "llama_bench_results" or frame.empty:
+        return frame
+    frame = frame.copy()
+    present = [c for c in LLAMA_BENCH_CONFIG if c in frame]
+    frame["_repeat_key"] = frame[present].astype("string").fillna("").agg("\x1f".join, axis=1)
+    hardware = frame["gpu_info"].where(frame["gpu_info"].fillna("") != "", frame["cpu_info"]) \
+        if "gpu_info" in frame and "cpu_info" in frame else pd.Series("", index=frame.index)
+    family = (frame.get("model_arch", pd.Series("", index=frame.index)).fillna("") + " " +
+              frame.get("model_size_label", pd.Series("", index=frame.index)).fillna(""))
+    frame["_group_key"] = family.str.strip() + "\x1f" + hardware.fillna("").astype(str)
+    frame["_group_title"] = [" · ".join(p for p in (f.strip(), gpu_names(h)) if p)
+                             or "llama-bench"
+                             for f, h in zip(family, hardware.fillna("").astype(str))]
+    return frame
+
+
+# --- repeats ------------------------------------------------------------------------------------
+
+def fold_repeats(frame: pd.DataFrame, key: str, metrics: list[str], mode: str,
+                 best_metric: str | None = None, better: str | None = None) -> pd.DataFrame:
+    """One row per configuration (``key``): ``n`` and, per ``mode``, the mean of each metric
+    (with ``_std_<metric>``, the sample standard deviation, where n > 1), the best run by
+    ``best_metric``, the last run, or every run (``all``, n still counted)."""
+    if mode not in REPEATS:
+        raise ReportError(f"--repeats wants one of {', '.join(REPEATS)}, got {mode!r}")
+    if key not in frame or frame.empty:
+        return frame.assign(n=1) if not frame.empty else frame
+    keys = frame[key].astype("string").fillna(frame.index.to_series().astype(str))
+    counts = keys.map(keys.value_counts())
+    frame = frame.assign(n=counts.astype(int), _repeat=keys)
+    if mode == "all" or (counts <= 1).all():
+        return frame.drop(columns="_repeat")
+    if mode == "last":
+        return frame[~keys.duplicated(keep="last")].drop(columns="_repeat")
+    if mode == "best":
+        metric = best_metric if best_metric in frame else None
+        if metric is None:
+            return frame[~keys.duplicated(keep="last")].drop(columns="_repeat")
+        values = pd.to_numeric(frame[metric], errors="coerce")
+        order = values.sort_values(ascending=better == "lower", kind="stable",
+                                   na_position="last").index
+        best = frame.loc[order][~keys.loc[order].duplicated(keep="first")]
+        return best.loc[[i for i in frame.index if i in best.index]].drop(columns="_repeat")
+    rows = []
+    numeric = [m for m in metrics if m in frame]
+    for _, members in frame.groupby("_repeat", sort=False):
+        row = members.iloc[0].copy()
+        for metric in numeric:
+            values = pd.to_numeric(members[metric], errors="coerce").dropna()
+            values = values[values.map(math.isfinite)]
+            row[metric] = values.mean() if len(values) else row[metric]
+            row[f"_std_{metric}"] = values.std(ddof=1) if len(values) > 1 else float("nan")
+        rows.append(row)
+    return pd.DataFrame(rows).drop(columns="_repeat")
+
+
+# --- what varies, what is shared ---------------------------------------------------------------
+
+def _values(frame: pd.DataFrame, field: str) -> set[str]:
+    texts = set(frame[field].map(_text))
+    return texts - {""} if field in BLANK_IS_UNKNOWN else texts
+
+
+def varying(frame: pd.DataFrame, fields: tuple[str, ...]) -> list[str]:
+    """The fields whose value is not the same in every row."""
+    return [f for f in fields if f in frame and len(_values(frame, f)) > 1]
+
+
+def shared(frame: pd.DataFrame, fields: tuple[str, ...]) -> dict[str, Any]:
+    """The fields every row has the same value of, as far as the rows say (trivial ones and
+    blanks left out)."""
+    out = {}
+    for f in fields:
+        if f not in frame or frame.empty:
+            continue
+        values = _values(frame, f)
+        known = frame[f].map(_text).ne("").sum()
+        # A field some rows do not know is shared only when most of them say it.
+        if len(values) == 1 and values != {""} and 2 * known > len(frame):
+            value = next(v for v in frame[f] if _text(v) in values)
+            if TRIVIAL.get(f) != value:
+                out[f] = value
+    return out
+
+
+def gpu_names(value: Any) -> Any:
+    """`NVIDIA H100 80GB HBM3, NVIDIA H100 80GB HBM3` → `2x NVIDIA H100 80GB HBM3`, as
+    compare-llama-bench.py shows a machine."""
+    if not isinstance(value, str) or ", " not in value:
+        return value
+    names = value.split(", ")
+    return f"{len(names)}x {names[0]}" if len(set(names)) == 1 else value
+
+
+def split(frame: pd.DataFrame, key: str | None) -> list[tuple[Any, pd.DataFrame]]:
+    """Rows by comparable group, groups in the order their first row came."""
+    if key is None or key not in frame or frame.empty:
+        return [(None, frame)]
+    keys = frame[key].astype("string").fillna("")
+    return [(k, frame[keys == k]) for k in dict.fromkeys(keys)]
