@@ -23,9 +23,11 @@ class LlamaBenchResult(Provenance):
     # build and machine
     build_commit: str | None = col("llama.cpp commit llama-bench was built from.", facet=True)
     build_number: int | None = col("llama.cpp build number.", facet=True)
-    cpu_info: str | None = col("CPU description(s) llama-bench reported.", facet=True)
+    cpu_info: str | None = col("CPU description(s) llama-bench reported.", facet=True,
+                               label="CPU")
     gpu_info: str | None = col("GPU names, joined with ', ' as llama-bench does (from its JSON, "
-                               "or from the `Device N:` / `ggml_vulkan: N =` lines).", facet=True)
+                               "or from the `Device N:` / `ggml_vulkan: N =` lines).", facet=True,
+                               label="GPU")
     gpu_count: int | None = col("GPUs listed in gpu_info / the device lines.", "GPUs", facet=True)
     gpu_arch: str | None = col("Compute capability (CUDA, `9.0`) or architecture (ROCm "
                                "`gfx1151`) of the first GPU, from the device lines.", facet=True)

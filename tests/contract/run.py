@@ -25,6 +25,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 
 import common  # noqa: E402
 import llamacpp_runs  # noqa: E402
+import peers  # noqa: E402
 import vllm_runs  # noqa: E402
 
 
@@ -33,6 +34,7 @@ def entries() -> list[tuple[str, dict, object]]:
     out = [(f"llama.cpp-{e['package']}", e, llamacpp_runs.bench)
            for e in m["llama_cpp"]["versions"]]
     out += [(f"vllm-{e['version']}", e, vllm_runs.bench) for e in m["vllm"]["versions"]]
+    out += [(f"peers-{e['name']}", e, peers.bench) for e in m.get("peers", [])]
     return out
 
 
