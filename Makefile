@@ -21,8 +21,7 @@ test: install
 demo: install
 	rm -f $(DEMO_DB)
 	$(BV) ingest fixtures --db $(DEMO_DB)
-	$(BV) report all --db $(DEMO_DB) --out report \
-	    --where source~deepseek-v3 --where source~strix-halo --where source~mi300x
+	$(BV) report all --db $(DEMO_DB) --out report
 	$(BV) serve --db $(DEMO_DB) --port $(PORT)
 
 bench: install

@@ -20,6 +20,9 @@ HEAVY_COLUMNS = {"raw_text", "namespace", "command", "extra", "args"}
 LAUNCH_COLUMNS = (("tensor_parallel_size", "launch_tp"), ("pipeline_parallel_size", "launch_pp"),
                   ("data_parallel_size", "launch_dp"), ("load_seconds", "launch_load_seconds"),
                   ("speculative_model", "speculative_model"))
+# The sightings column pointing at a row of each table that keeps sightings.
+SIGHTING_COLUMNS = {"serving_runs": "run_id", "llama_bench_results": "llama_bench_id",
+                    "server_launches": "launch_id", "spec_decode_metrics": "spec_decode_id"}
 # Configuration fields a run's row has not itself (benchvault.experiments.configs).
 CONFIG_COLUMNS = ("hardware", "model_family", "tensor_parallel_size", "pipeline_parallel_size",
                   "data_parallel_size", "quantization", "dtype", "kv_cache_dtype",
@@ -61,6 +64,12 @@ def load_table(conn: sqlite3.Connection, table: str) -> pd.DataFrame:
     if "source_id" in cols and has_table(conn, "sources"):
         select.append("s.name AS source")
         joins.append("LEFT JOIN sources s ON s.id = t.source_id")
+        seen = SIGHTING_COLUMNS.get(table)
+        if seen and has_table(conn, "sightings"):
+            # every file the row was seen in (`source` is the one it takes its values from)
+            select.append("(SELECT group_concat(x.name, char(31)) FROM (SELECT DISTINCT "
+                          "so.name FROM sightings g JOIN sources so ON so.id = g.source_id "
+                          f"WHERE g.{seen} = t.id) x) AS seen_in")
     # What the server launch knows (GPU count, load time), under launch_* names.
     for fk, target, names, alias in (("launch_id", "server_launches", LAUNCH_COLUMNS, "l"),
                                      ("run_id", "serving_runs", RUN_COLUMNS, "r")):
@@ -132,6 +141,13 @@ def _as_number(value: str) -> float | None:
 
 def _mask(frame: pd.DataFrame, cond: Condition, display: dict[str, str]) -> pd.Series:
     series = _column(frame, cond.column)
+    if cond.column == "source" and "seen_in" in frame and cond.op in ("=", "~", "!="):
+        # A row seen in several files is in each of them.
+        wanted = cond.value.lower()
+        hit = frame["seen_in"].fillna(series).astype("string").fillna("").map(
+            lambda names: any((n.lower() == wanted) if cond.op != "~" else wanted in n.lower()
+                              for n in names.split("\x1f")))
+        return ~hit if cond.op == "!=" else hit
     shown = frame[display[cond.column]] if cond.column in display else None
     if cond.op in ("=", "!="):
         number = _as_number(cond.value)

@@ -10,7 +10,9 @@ A region is::
 Keys are the ``benchvault report`` options: ``where`` (repeatable), ``sql``, ``columns``,
 ``sort``, ``header`` (``col=Text``, repeatable), ``fmt``, ``name`` (``model=Shown``,
 repeatable), ``name-from``, ``models`` (a file, relative to the Markdown file), ``charts``
-(comma-separated chart names) and ``chart-dir`` (relative to the Markdown file).
+(comma-separated chart names), ``chart-dir`` (relative to the Markdown file), ``repeats``
+(mean, best, last, all) and ``group`` (``on``: one table per comparable group; off by
+default, a region being one table).
 
 Text outside the markers is never touched, a second run writes the same bytes, and a marker
 without its partner is an error naming its line - the file is then left as it was.
@@ -27,7 +29,8 @@ from pathlib import Path
 
 from .charts import write_charts
 from .query import ReportError, connect_readonly
-from .render import ReportOptions, make_report, render_region
+from .render import ReportOptions, make_reports, render_region
+from .table import escape_cell
 
 BEGIN = re.compile(r"^\s*<!--\s*benchvault:begin\s+(?P<name>[\w.-]+)(?P<args>.*?)\s*-->\s*$")
 END = re.compile(r"^\s*<!--\s*benchvault:end\s+(?P<name>[\w.-]+)\s*-->\s*$")
@@ -119,7 +122,7 @@ def _pairs(values: list[str], key: str, line_no: str) -> dict[str, str]:
 def region_options(region: Region, base: Path) -> ReportOptions:
     a, line_no = region.args, region.where
     known = {"report", "where", "sql", "columns", "sort", "header", "fmt", "name", "name-from",
-             "models", "charts", "chart-dir", "replicas"}
+             "models", "charts", "chart-dir", "replicas", "repeats", "group"}
     unknown = set(a) - known
     if unknown:
         raise ReportError(f"{line_no}: unknown marker option(s) {', '.join(sorted(unknown))}"
@@ -140,7 +143,8 @@ def region_options(region: Region, base: Path) -> ReportOptions:
         name_from=last("name-from") or "model",
         models_file=str(base / models) if models else None,
         scale_replicas=(last("replicas") or "on") != "off",
-        charts=listed("charts"))
+        charts=listed("charts"), repeats=last("repeats") or "mean",
+        group=(last("group") or "off") == "on")
 
 
 def update_text(text: str, db_path: str | Path, base: Path, path: str = "") -> str:
@@ -156,13 +160,19 @@ def update_text(text: str, db_path: str | Path, base: Path, path: str = "") -> s
         for region in regions:
             options = region_options(region, base)
             try:
-                report = make_report(db_path, region.kind, options, conn=conn)
+                reports = make_reports(db_path, region.kind, options, conn=conn)
             except ReportError as exc:
                 raise ReportError(f"{region.where}: region {region.name!r}: {exc}") from None
-            if options.charts:
-                chart_dir = base / (region.args.get("chart-dir") or ["charts"])[-1]
-                write_charts(report, chart_dir, region.name, options.charts, link_base=base)
-            bodies.append(render_region(report))
+            parts = []
+            for report in reports:
+                if options.charts:
+                    chart_dir = base / (region.args.get("chart-dir") or ["charts"])[-1]
+                    name = "-".join(filter(None, (region.name, report.slug)))
+                    write_charts(report, chart_dir, name, options.charts, link_base=base)
+                # One table per group, each under its own small heading.
+                title = f"**{escape_cell(report.title)}**\n\n" if options.group else ""
+                parts.append(title + render_region(report))
+            bodies.append("\n\n".join(parts))
     finally:
         conn.close()
     out: list[str] = []
