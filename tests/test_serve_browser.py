@@ -191,6 +191,26 @@ def test_canned_queries_and_views_are_listed(page, server):
     assert best[("llama.cpp", "/models/gguf/llama-2-7b.Q4_K_M.gguf")] == "178.68 tok/s"
 
 
+def test_configurations_with_their_groups(page, server):
+    """The configuration view: one row per configuration, n, and its group's title."""
+    page.goto(server["base"] + "/seeds/configurations?group=DeepSeek")
+    rows = page.locator("table.rows-and-columns tbody tr").all()
+    assert len(rows) == 11                         # 11 DeepSeek-V3 runs, none repeated
+    titles = [_cell(r, "title") for r in rows]
+    assert "vllm · DeepSeek-V3 · TP16 · c=512" in titles
+    tp16 = next(r for r in rows if _cell(r, "title") == "vllm · DeepSeek-V3 · TP16 · c=512")
+    assert _cell(tp16, "output_throughput") == "604.53 tok/s"
+    assert _cell(tp16, "n") == "1 runs"
+    assert _cell(tp16, "group_title") == "deepseek-v3 · H100 · sharegpt"
+    chart = page.locator("svg.marks, canvas.marks").first
+    chart.wait_for(state="visible", timeout=20_000)
+    page.screenshot(path=str(server["tmp"] / "configurations.png"), full_page=True)
+    # serving_runs: the group is a facet, and a run's group shows its title
+    page.goto(server["base"] + "/seeds/serving_runs")
+    facet = page.locator(".facet-info[data-column=group_id]").inner_text()
+    assert "llama-2-7b · Strix Halo · sharegpt" in facet
+
+
 def test_unit_aware_filter(server):
     """Datasette's Pint converts a filter value into the column's unit: 10min = 600 s."""
     url = server["base"] + "/seeds/serving_runs.json?duration__gt=10min&_col=duration&_shape=array"
