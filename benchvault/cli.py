@@ -148,7 +148,8 @@ def _split(values: list[str]) -> list[str]:
 @app.command()
 def report(
     kind: str = typer.Argument("all", help="sweep, engines, llama-bench, llama-bench-compare, "
-                                            "spec-decode, capacity, or all."),
+                                            "spec-decode, capacity, or all; the analyses slo, "
+                                            "pareto, trend."),
     db: Path = DB_OPTION,
     where: List[str] = typer.Option([], "--where", help="Filter, e.g. max_concurrency=16, "
                                     "engine=llama.cpp, model~Q4 (substring), duration<100, "
@@ -178,6 +179,21 @@ def report(
                                     "README region holds)."),
     repeats: str = typer.Option("mean", "--repeats", help="Runs of one configuration (repeats):"
                                 " mean (mean ± sample std, n shown), best, last, or all."),
+    slo: List[str] = typer.Option([], "--slo", help="report slo: an objective, METRIC<=VALUE "
+                                  "(or <, >=, >), e.g. p99_ttft_ms<=500 (repeatable)."),
+    metric_: Optional[str] = typer.Option(None, "--metric", help="report trend: the metric "
+                                          "followed (default avg_ts over builds, else "
+                                          "output_throughput)."),
+    over: str = typer.Option("build", "--over", help="report trend: build (llama-bench), "
+                             "version (the launch's engine version) or date."),
+    threshold: float = typer.Option(5.0, "--threshold", help="report trend: flag a change "
+                                    "worse than this percent."),
+    fail_on_regression: bool = typer.Option(False, "--fail-on-regression", help="report "
+                                            "trend: exit 1 when a point is flagged."),
+    order: List[str] = typer.Option([], "--order", help="report trend: the axis in this order "
+                                    "(builds, versions or dates, comma-separated; a build by "
+                                    "its commit's first characters); default: build number "
+                                    "then first test time, versions and dates sorted."),
     group: Optional[bool] = typer.Option(None, "--group/--no-group", help="One table (and "
                                          "chart) per comparable group: same model family, "
                                          "workload and hardware, leading with the settings "
@@ -201,9 +217,11 @@ def report(
             renames=_pairs(name, "--name"), name_from=name_from,
             models_file=str(models) if models else None, title=title,
             template=str(template) if template else None, scale_replicas=replicas,
-            repeats=repeats, group=group,
+            repeats=repeats, group=group, slos=list(slo), metric=metric_, over=over,
+            threshold=threshold, order=_split(order),
             charts=None if charts is None else [c for c in _split([charts]) if c != "none"])
-        text = build(db, [kind], options, out_dir=out, table_only=table_only)
+        built: list = []
+        text = build(db, [kind], options, out_dir=out, table_only=table_only, reports=built)
     except (ReportError, OSError, ValueError) as exc:
         console.print(f"[red]error[/red] {exc}")
         raise typer.Exit(2)
@@ -211,14 +229,27 @@ def report(
         print(text, end="")
     else:
         console.print(f"wrote {out / 'report.md'}")
+    regressions = sum(r.regressions for r in built)
+    if fail_on_regression and regressions:
+        console.print(f"[red]regression[/red] {regressions} point(s) worse than "
+                      f"-{abs(threshold):g}%")
+        raise typer.Exit(1)
 
 
 @app.command()
 def compare(
     baseline: List[str] = typer.Option(..., "--baseline", help="Condition(s) selecting the "
-                                       "baseline rows, e.g. engine=vllm (repeatable)."),
-    candidate: List[str] = typer.Option(..., "--candidate", help="Condition(s) selecting the "
-                                        "candidate rows."),
+                                       "baseline rows, e.g. engine=vllm (repeatable: all must "
+                                       "hold); with --by, a value of those columns (vllm)."),
+    candidate: List[str] = typer.Option([], "--candidate", help="A candidate's rows, e.g. "
+                                        "engine=llama.cpp; repeat for several candidates (an "
+                                        "N-way table); `;` joins conditions of one candidate "
+                                        "(engine=sglang;model~Q4)."),
+    by: List[str] = typer.Option([], "--by", help="Every value of these columns (e.g. engine, "
+                                 "or engine,quantization) other than --baseline is a candidate."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write compare.md and a "
+                                       "grouped-bar chart (PNG + SVG) of an N-way comparison "
+                                       "into this directory."),
     db: Path = DB_OPTION,
     kind: str = typer.Option("sweep", "--report", help="Which rows: sweep (serving runs) or "
                                                        "llama-bench, ..."),
@@ -229,21 +260,50 @@ def compare(
         None, "--fail-on-regression", help="Exit 1 when a candidate is worse than its baseline "
                                            "by more than PCT percent on a compared metric."),
 ) -> None:
-    """Baseline vs candidate side by side, with speedup (1.25x) and change (-20.0%)."""
+    """Baseline vs candidate side by side, with speedup (1.25x) and change (-20.0%); against
+    several candidates (--by engine, or --candidate repeated) an N-way table: each candidate's
+    value and ratio per row, their geometric mean last. Rows pair on every configuration
+    field the sides share (concurrency, dataset, ...); a setting that differs is a column or
+    splits a side, never averaged away; only repeats of one configuration are averaged."""
     from .reports import ReportError
     from .reports.compare import compare as run_compare
 
+    if not candidate and not by:
+        console.print("[red]error[/red] compare wants --candidate (repeatable) or --by")
+        raise typer.Exit(2)
     try:
-        result = run_compare(db, baseline, candidate, kind=kind, where=where,
-                             metrics=_split(metric), match=_split(match))
+        from .reports.nway import selection
+
+        result = run_compare(db, baseline, kind=kind, where=where, metrics=_split(metric),
+                             match=_split(match), candidates=[selection(c) for c in candidate],
+                             by=_split(by))
+        text = result.markdown()
+        if out is not None:
+            _write_comparison(result, kind, text, out)
     except (ReportError, OSError, ValueError) as exc:
         console.print(f"[red]error[/red] {exc}")
         raise typer.Exit(2)
-    print(result.markdown(), end="")
+    print(text, end="")
     if fail_on_regression is not None and result.regressed(fail_on_regression):
         console.print(f"[red]regression[/red] {result.worst_change:.1f}% is worse than "
                       f"-{abs(fail_on_regression)}%")
         raise typer.Exit(1)
+
+
+def _write_comparison(result, kind: str, text: str, out: Path) -> None:
+    from .reports.kinds import kind as get_kind
+    from .reports.nway import NWay, grouped_bar_chart
+
+    out.mkdir(parents=True, exist_ok=True)
+    if isinstance(result, NWay) and result.table is not None:
+        spec = get_kind(kind)
+        files = grouped_bar_chart(result, spec.table, f"{result.metrics[0]}: "
+                                  f"{result.baseline} vs {len(result.sides)} candidates",
+                                  out / f"compare-{result.metrics[0]}")
+        if files:
+            text += f"\n![{result.metrics[0]}]({files[0].name}) ([SVG]({files[1].name}))\n"
+    (out / "compare.md").write_text(text, encoding="utf-8")
+    console.print(f"wrote {out / 'compare.md'}")
 
 
 @app.command()

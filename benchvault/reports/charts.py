@@ -28,7 +28,7 @@ plt.rcParams.update({"svg.hashsalt": "benchvault", "svg.fonttype": "path",
                      "figure.dpi": 100, "font.size": 9})
 
 
-def _save(fig, base: Path) -> tuple[Path, Path]:
+def save_figure(fig, base: Path) -> tuple[Path, Path]:
     png, svg = base.with_suffix(".png"), base.with_suffix(".svg")
     fig.savefig(png, metadata={"Software": None}, bbox_inches="tight")
     fig.savefig(svg, metadata={"Date": None, "Creator": None}, bbox_inches="tight")
@@ -82,7 +82,7 @@ def line_chart(frame: pd.DataFrame, metric: str, title: str,
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    return _save(fig, base)
+    return save_figure(fig, base)
 
 
 def bar_chart(frame: pd.DataFrame, metric: str, title: str,
@@ -121,7 +121,7 @@ def bar_chart(frame: pd.DataFrame, metric: str, title: str,
         ax.grid(True, axis="x", alpha=0.3)
     fig.suptitle(title)
     fig.tight_layout()
-    return _save(fig, base)
+    return save_figure(fig, base)
 
 
 def write_charts(report: Report, out_dir: Path, prefix: str, names: list[str] | None = None,
@@ -133,6 +133,14 @@ def write_charts(report: Report, out_dir: Path, prefix: str, names: list[str] | 
     out_dir.mkdir(parents=True, exist_ok=True)
     link_base = link_base or out_dir
     made = []
+    if report.draw is not None:
+        # An analysis draws its own chart (a frontier, a trend), unless charts are off.
+        files = report.draw(report, out_dir / prefix) if names else None
+        if files:
+            png, svg = (_relative(p, link_base) for p in files)
+            made.append({"title": report.title, "png": png, "svg": svg})
+        report.charts.extend(made)
+        return made
     for name in names:
         if name not in CHARTS:
             from .query import ReportError

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from .derive import derive
-from .experiments import LLAMA_BENCH, Layout, add_keys, fold_repeats, layout_for
+from .experiments import LLAMA_BENCH, TEST_FIELDS, Layout, add_keys, fold_repeats, layout_for
 from .kinds import ReportKind, kind as get_kind
 from .query import (ReportError, apply_where, connect_readonly, has_table, load_table,
                     parse_conditions)
@@ -59,10 +59,13 @@ def format_speedup(ratio: float | None) -> tuple[str, str]:
     return f"{format_number(ratio)}x", ("" if change.startswith("-") else "+") + change + "%"
 
 
-def compare(db_path: str | Path, baseline: list[str], candidate: list[str], *,
+def compare(db_path: str | Path, baseline: list[str], candidate: list[str] | None = None, *,
             kind: str = "sweep", where: list[str] | None = None, metrics: list[str] | None = None,
             match: list[str] | None = None, options: ReportOptions | None = None,
-            conn: sqlite3.Connection | None = None) -> Comparison:
+            conn: sqlite3.Connection | None = None, candidates: list[list[str]] | None = None,
+            by: list[str] | None = None) -> Comparison:
+    """Baseline against candidate (two sides), or against several (``candidates``: one list
+    of conditions each; or ``by``: every other value of those columns) in an N-way table."""
     spec = get_kind(kind)
     options = options or ReportOptions()
     own = conn is None
@@ -77,14 +80,24 @@ def compare(db_path: str | Path, baseline: list[str], candidate: list[str], *,
             conn.close()
     frame = add_keys(frame, spec.table)
     frame = apply_where(frame, parse_conditions(where or []), DISPLAY)
+    metrics = list(metrics) if metrics else [spec.metric]
+    for name in metrics:
+        if name not in frame:
+            raise ReportError(f"unknown column {name!r}")
+    candidates = candidates if candidates is not None else ([candidate] if candidate else [])
+    if by or len(candidates) > 1:
+        from .nway import nway, sides_of
+
+        base, others, chosen = sides_of(frame, baseline, candidates, list(by or []))
+        return nway(spec, layout_for(spec.table), frame, base, others, chosen, metrics)
+    candidate = candidates[0] if candidates else []
     base_conds, cand_conds = parse_conditions(baseline), parse_conditions(candidate)
     if not base_conds or not cand_conds:
         raise ReportError("compare wants at least one --baseline and one --candidate condition")
     base = apply_where(frame, base_conds, DISPLAY)
     cand = apply_where(frame, cand_conds, DISPLAY)
     chosen = {c.column for c in base_conds + cand_conds}
-    metrics = list(metrics) if metrics else [spec.metric]
-    for name in list(match or []) + metrics:
+    for name in list(match or []):
         if name not in frame:
             raise ReportError(f"unknown column {name!r}")
     notes = []
@@ -141,14 +154,14 @@ class Pairing:
         fields = [f for f in (*layout.fields, *TEST_FIELDS) if f in base and f in cand]
         key, sides = [], []
         for f in fields:
-            if f in chosen or (set(_texts(base[f])) & set(_texts(cand[f]))) == set():
-                if f not in chosen and (_texts(base[f]).nunique() > 1 or
-                                        _texts(cand[f]).nunique() > 1):
+            if f in chosen or (set(texts(base[f])) & set(texts(cand[f]))) == set():
+                if f not in chosen and (texts(base[f]).nunique() > 1 or
+                                        texts(cand[f]).nunique() > 1):
                     sides.append(f)
                 continue
             key.append(f)
         both = pd.concat([base, cand])
-        shown = [f for f in key if f not in TEST_FIELDS and _texts(both[f]).nunique() > 1]
+        shown = [f for f in key if f not in TEST_FIELDS and texts(both[f]).nunique() > 1]
         for f in spec.match:
             if f in key and f not in shown and f not in TEST_FIELDS:
                 shown.insert(0 if f != "test" else len(shown), f)
@@ -178,11 +191,8 @@ class Pairing:
         return paired.loc[order]
 
 
-# Fields llama-bench folds into its test name.
-TEST_FIELDS = ("n_prompt", "n_gen", "n_depth", "test")
-
-
-def _texts(series: pd.Series) -> pd.Series:
+def texts(series: pd.Series) -> pd.Series:
+    """Values as compared and shown (a blank for none; 16.0 as 16)."""
     return series.map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v))
                       else str(int(v)) if isinstance(v, float) and v.is_integer() else str(v))
 
@@ -191,7 +201,7 @@ def _llama_bench_shown(shown: list[str], rows: pd.DataFrame) -> list[str]:
     """compare-llama-bench.py's columns: the machine and GPU layers first (the CPU too when
     layers stay on it), then the model, then the other settings that differ."""
     first = [f for f in ("cpu_info", "gpu_info", "n_gpu_layers", "main_gpu") if f in shown]
-    layers = _texts(rows["n_gpu_layers"]) if "n_gpu_layers" in rows else pd.Series(["99"])
+    layers = texts(rows["n_gpu_layers"]) if "n_gpu_layers" in rows else pd.Series(["99"])
     if "cpu_info" not in first and "cpu_info" in rows and layers.nunique() == 1 \
             and layers.iloc[0] != "99":
         first.insert(0, "cpu_info")

@@ -38,6 +38,8 @@ LLAMA_BENCH_SHOWN = ("build_commit", "cpu_info", "gpu_info", "backends", "n_gpu_
                      "cpu_mask", "cpu_strict", "poll", "n_threads", "type_k", "type_v",
                      "use_mmap", "no_kv_offload", "split_mode", "main_gpu", "tensor_split",
                      "flash_attn", "n_cpu_moe", "devices", "env_text")
+# Fields llama-bench folds into its test name.
+TEST_FIELDS = ("n_prompt", "n_gen", "n_depth", "test")
 # Serving fields never worth a column or a caption line on their own.
 SERVING_HIDDEN = ("tags",)
 # A constant that says nothing (one replica) stays out of the caption.

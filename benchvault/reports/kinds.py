@@ -27,6 +27,7 @@ class ReportKind:
     context_before: str = ""             # ... just before this column (else first)
     best_within: tuple[str, ...] = ()    # bold the best of each group of rows sharing these
     headers: tuple[tuple[str, str], ...] = ()   # column → header, where the schema has none
+    analysis: str = ""                   # an analysis module (slo, pareto, trend) builds it
 
 
 SERVING_METRICS = ("duration", "request_throughput", "output_throughput",
@@ -82,6 +83,21 @@ KINDS: dict[str, ReportKind] = {k.name: k for k in (
          "gpu_memory_utilization", "max_model_len", "max_num_seqs", "gpu_blocks",
          "kv_cache_tokens", "max_concurrency_x", "weights_gib", "load_minutes"),
         match=("model",), metric="kv_cache_tokens", context=("config",)),
+    ReportKind(
+        "slo", "serving_runs", "Service-level objectives",
+        "Each run checked against the SLOs (--slo p99_ttft_ms<=500 ...) from its stored "
+        "statistics, and per series (a configuration but its load) the highest load that "
+        "met every one.", (), charts=("analysis",), analysis="slo"),
+    ReportKind(
+        "pareto", "serving_runs", "Throughput/latency frontier",
+        "Per-user throughput (output tokens/s of one request: 1000 / mean TPOT) against "
+        "throughput per GPU; the configurations no other beats on both are the frontier.",
+        (), charts=("analysis",), analysis="pareto"),
+    ReportKind(
+        "trend", "serving_runs", "Trend",
+        "A metric of each configuration over builds, versions or dates, with the change from "
+        "the previous point; falls worse than --threshold are flagged.", (),
+        charts=("analysis",), analysis="trend"),
 )}
 
 

@@ -205,3 +205,19 @@ def apply_where(frame: pd.DataFrame, conditions: list[Condition],
     for mask in alternatives.values():
         keep &= mask
     return frame[keep]
+
+
+def why_empty(frame: pd.DataFrame, conditions: list[Condition],
+              display: dict[str, str] | None = None) -> str:
+    """Which filter left no rows: `--where max_concurrency=999 left none of 28 rows`."""
+    if frame.empty:
+        return "the warehouse holds no such rows"
+    rows = frame
+    for cond in conditions:
+        kept = apply_where(rows, [c for c in conditions if c.column == cond.column
+                                  and c.op in ("=", "~")] if cond.op in ("=", "~") else [cond],
+                           display)
+        if kept.empty:
+            return f"`{cond}` left none of the {len(rows)} rows the other filters kept"
+        rows = kept
+    return f"{len(frame)} rows before filtering"

@@ -7,6 +7,7 @@ import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import jinja2
 import pandas as pd
@@ -16,7 +17,7 @@ from .experiments import (SERVING, Layout, add_keys, fold_repeats, gpu_names, la
                           split, varying)
 from .kinds import KINDS, ReportKind, kind as get_kind
 from .query import (Condition, ReportError, apply_where, connect_readonly, has_table, load_table,
-                    parse_conditions, run_sql)
+                    parse_conditions, run_sql, why_empty)
 from .table import Column, Table, build_table, column_info, escape_cell, format_value
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -51,6 +52,12 @@ class ReportOptions:
     mark_best: bool = True
     repeats: str = "mean"                # mean | best | last | all (runs of one configuration)
     group: bool | None = None            # one table per comparable group; None: unless filtered
+    # the analysis reports
+    slos: list[str] = field(default_factory=list)      # slo: `p99_ttft_ms<=500` ...
+    metric: str | None = None            # trend: the metric followed
+    over: str = "build"                  # trend: build | version | date
+    threshold: float = 5.0               # trend: a fall worse than this percent is flagged
+    order: list[str] = field(default_factory=list)     # trend: the axis in this order first
 
 
 @dataclass
@@ -65,6 +72,10 @@ class Report:
     charts: list[dict[str, str]] = field(default_factory=list)   # {"title", "png", "svg"}
     caption: str | None = None           # what every row shares, written once above the table
     slug: str = ""                       # names this table's chart files among its kind's
+    # an analysis's own chart: draw(report, base path) → (png, svg) or None
+    draw: Callable[["Report", Path], tuple[Path, Path] | None] | None = None
+    regressions: int = 0                 # trend: points flagged
+    axis: list[str] = field(default_factory=list)      # trend: the axis followed, in order
 
     @property
     def markdown_table(self) -> str:
@@ -177,6 +188,11 @@ def make_reports(db_path: str | Path, kind: str, options: ReportOptions | None =
     own = conn is None
     conn = conn or connect_readonly(db_path)
     try:
+        if spec.analysis:
+            import importlib
+
+            module = importlib.import_module(f"{__package__}.{spec.analysis}")
+            return module.build(conn, spec, options)
         return _make(conn, spec, options)
     finally:
         if own:
@@ -201,9 +217,11 @@ def _make(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions) ->
     frame = add_keys(frame, spec.table)
     if not options.sql:
         frame = apply_where(frame, parse_conditions(spec.where), DISPLAY)
+    everything = frame
     frame = apply_where(frame, conditions, DISPLAY)
     if frame.empty:
-        notes = ["No rows match" + (f": {'; '.join(filters)}." if filters else ".")]
+        notes = ["No rows match" + (f": {why_empty(everything, conditions, DISPLAY)}."
+                                    if conditions else ".")]
         return [Report(spec, title, spec.description, None, frame, notes, filters)]
     if layout is not None:
         frame = _fold(frame, spec, layout, options.repeats)
@@ -218,7 +236,7 @@ def _make(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions) ->
         report = _one_table(spec, part, options, part_title, filters,
                             selected if options.sql else None,
                             layout if grouped and not options.columns else None)
-        report.slug = _slug(_group_title(part)) if len(parts) > 1 else ""
+        report.slug = slugify(_group_title(part)) if len(parts) > 1 else ""
         reports.append(report)
     return reports
 
@@ -243,7 +261,7 @@ def _group_title(frame: pd.DataFrame) -> str:
     return "ungrouped"
 
 
-def _slug(text: str) -> str:
+def slugify(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "group"
 
 
@@ -322,7 +340,8 @@ def render_region(report: Report) -> str:
 
 
 def build(db_path: str | Path, kinds: list[str], options: ReportOptions | None = None,
-          out_dir: Path | None = None, prefix: str = "report", table_only: bool = False) -> str:
+          out_dir: Path | None = None, prefix: str = "report", table_only: bool = False,
+          reports: list[Report] | None = None) -> str:
     """Markdown for ``kinds``; with ``out_dir``, also ``<prefix>.md`` and its charts there.
 
     ``kinds`` may be ``["all"]`` (every built-in report; a missing table becomes a note).
@@ -332,10 +351,12 @@ def build(db_path: str | Path, kinds: list[str], options: ReportOptions | None =
     options = options or ReportOptions()
     names = ALL if kinds in ([], ["all"]) else kinds
     conn = connect_readonly(db_path)
+    made = reports if reports is not None else []
     try:
-        reports = [r for name in names for r in make_reports(db_path, name, options, conn=conn)]
+        made += [r for name in names for r in make_reports(db_path, name, options, conn=conn)]
     finally:
         conn.close()
+    reports = made
     if out_dir is not None:
         for report in reports:
             charts = report.kind.charts if options.charts is None else options.charts

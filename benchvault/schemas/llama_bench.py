@@ -50,14 +50,17 @@ class LlamaBenchResult(Provenance):
     model_n_params: int | None = col("Model parameters (the markdown `6.74 B`, converted).",
                                      "parameters")
     # test parameters
-    n_batch: int | None = col("Logical batch size (`-b`).", "tokens", facet=True)
-    n_ubatch: int | None = col("Physical batch size (`-ub`).", "tokens", facet=True)
-    n_threads: int | None = col("CPU threads (`-t`).", "threads", facet=True)
+    n_batch: int | None = col("Logical batch size (`-b`).", "tokens", facet=True,
+                              label="n_batch")
+    n_ubatch: int | None = col("Physical batch size (`-ub`).", "tokens", facet=True,
+                               label="n_ubatch")
+    n_threads: int | None = col("CPU threads (`-t`).", "threads", facet=True,
+                                label="threads")
     cpu_mask: str | None = col("CPU affinity mask (`-C`).")
     cpu_strict: bool | None = col("Strict CPU placement (`--cpu-strict`).")
     poll: int | None = col("Polling level (`--poll`).", "%")
-    type_k: str | None = col("K cache type (`-ctk`).", facet=True)
-    type_v: str | None = col("V cache type (`-ctv`).", facet=True)
+    type_k: str | None = col("K cache type (`-ctk`).", facet=True, label="type_k")
+    type_v: str | None = col("V cache type (`-ctv`).", facet=True, label="type_v")
     n_gpu_layers: int | None = col("Layers offloaded to the GPU (`-ngl`).", "layers", facet=True,
                                    label="ngl")
     n_cpu_moe: int | None = col("MoE expert layers kept on the CPU (`-ncmoe`).", "layers")
