@@ -113,13 +113,14 @@ def test_crlf_file_keeps_its_line_endings(strix_db, tmp_path):
 
 
 def test_repository_readme_regions_are_current(tmp_path):
-    """README.md's regions, regenerated from the seed notes, equal what is committed."""
+    """README.md's regions, regenerated from the seed notes and the contract captures, equal
+    what is committed."""
     work = tmp_path / "repo"
     work.mkdir()
     shutil.copy(ROOT / "README.md", work / "README.md")
     os.symlink(ROOT / "fixtures", work / "fixtures")
     db = tmp_path / "seeds.db"
-    ingest_into(db, SEEDS)
+    ingest_into(db, SEEDS, ROOT / "fixtures" / "contract")     # what `make demo` ingests
     before = (work / "README.md").read_bytes()
     assert b"<!-- benchvault:begin" in before
     update_file(work / "README.md", db)

@@ -157,3 +157,22 @@ def test_views_are_created_only_when_their_tables_exist(tmp_path):
     for view in schema_views.VIEWS:
         assert (view.name in present) == (set(view.requires) <= set(present))
     assert canned.canned_queries({}) == []
+
+
+def test_analysis_queries_with_their_charts(seeds_db, seeds_meta):
+    """SLOs, the frontier and llama-bench across builds are one click away, charts preset."""
+    queries = seeds_meta["databases"][seeds_db.stem]["queries"]
+    charts = seeds_meta["plugins"]["benchvault"]["charts"]
+    for name in ("configurations", "runs_seen_more_than_once", "slo_check", "pareto_frontier",
+                 "llama_bench_trend"):
+        assert name in queries, name
+    assert charts["pareto_frontier"]["color_column"] == "frontier"
+    slo = rows(seeds_db, _sql(seeds_meta, seeds_db, "slo_check"),
+               {"max_p99_ttft_ms": "", "max_mean_tpot_ms": "100"})
+    # mi300x tp8 printed a mean TPOT of 36.10 ms, tp2 + pp4 271.65 ms
+    by_tpot = {r["mean_tpot_ms"]: r["verdict"] for r in slo}
+    assert by_tpot[36.10] == "pass" and by_tpot[271.65] == "fail"
+    frontier = rows(seeds_db, _sql(seeds_meta, seeds_db, "pareto_frontier"))
+    mi300x = [r for r in frontier if r["group_title"] == "llama-3.1-70b · MI300X"]
+    best = [r for r in mi300x if r["frontier"] == "frontier"]
+    assert len(best) == 1 and round(best[0]["per_gpu_tok_s"], 2) == round(2993.85 / 8, 2)

@@ -251,6 +251,66 @@ def runs_seen_more_than_once(present: Present) -> str | None:
             "FROM serving_runs r WHERE r.sightings > 1\nORDER BY r.sightings DESC, r.id")
 
 
+def slo_check(present: Present) -> str | None:
+    """Every run against two common SLOs (blank: not checked), fail before unknown."""
+    if not _has(present, "serving_runs", "p99_ttft_ms", "mean_tpot_ms", "config_id") or \
+            not _has(present, "configurations", "series"):
+        return None
+    fail = ("(:max_p99_ttft_ms != '' AND r.p99_ttft_ms > CAST(:max_p99_ttft_ms AS REAL)) OR "
+            "(:max_mean_tpot_ms != '' AND r.mean_tpot_ms > CAST(:max_mean_tpot_ms AS REAL))")
+    unknown = ("(:max_p99_ttft_ms != '' AND r.p99_ttft_ms IS NULL) OR "
+               "(:max_mean_tpot_ms != '' AND r.mean_tpot_ms IS NULL)")
+    goodput = ", r.request_goodput" if "request_goodput" in present["serving_runs"] else ""
+    return ("SELECT g.title AS group_title, c.series, r.max_concurrency, r.request_rate,\n"
+            f"  r.p99_ttft_ms, r.mean_tpot_ms, r.output_throughput{goodput},\n"
+            f"  CASE WHEN {fail} THEN 'fail' WHEN {unknown} THEN 'unknown' ELSE 'pass' END "
+            "AS verdict, r.id AS run_id\n"
+            "FROM serving_runs r JOIN configurations c ON c.id = r.config_id\n"
+            "LEFT JOIN experiment_groups g ON g.id = r.group_id\n"
+            "ORDER BY r.group_id, c.series, r.max_concurrency, r.request_rate")
+
+
+def pareto_frontier(present: Present) -> str | None:
+    """Per-user against per-GPU throughput per configuration; the frontier of each group."""
+    need = ("tensor_parallel_size", "pipeline_parallel_size", "mean_tpot_ms",
+            "output_throughput", "group_id")
+    if not _has(present, "configurations", *need):
+        return None
+    dp = "COALESCE(c.data_parallel_size, 1)" if "data_parallel_size" in \
+        present["configurations"] else "1"
+    return ("WITH p AS (\n"
+            "  SELECT c.id AS config_id, c.group_id, c.title, c.n,\n"
+            "    1000.0 / c.mean_tpot_ms AS per_user_tok_s,\n"
+            "    c.output_throughput / (c.tensor_parallel_size * "
+            f"COALESCE(c.pipeline_parallel_size, 1) * {dp}) AS per_gpu_tok_s,\n"
+            "    c.output_throughput, c.mean_tpot_ms\n"
+            "  FROM configurations c\n"
+            "  WHERE c.mean_tpot_ms > 0 AND c.tensor_parallel_size IS NOT NULL)\n"
+            "SELECT g.title AS group_title, p.*,\n"
+            "  CASE WHEN EXISTS (SELECT 1 FROM p o WHERE o.group_id IS p.group_id AND\n"
+            "    o.per_user_tok_s >= p.per_user_tok_s AND o.per_gpu_tok_s >= p.per_gpu_tok_s\n"
+            "    AND (o.per_user_tok_s > p.per_user_tok_s OR o.per_gpu_tok_s > p.per_gpu_tok_s))\n"
+            "  THEN 'dominated' ELSE 'frontier' END AS frontier\n"
+            "FROM p LEFT JOIN experiment_groups g ON g.id = p.group_id\n"
+            "ORDER BY p.group_id, p.per_gpu_tok_s DESC")
+
+
+def llama_bench_trend(present: Present) -> str | None:
+    """llama-bench t/s of each model and test across builds, builds in build-number order."""
+    need = ("build_commit", "build_number", "model_type", "test", "avg_ts")
+    if not _has(present, "llama_bench_results", *need):
+        return None
+    threads = " || ' · t' || COALESCE(t.n_threads, '?')" if "n_threads" in \
+        present["llama_bench_results"] else ""
+    return ("SELECT t.model_type || ' · ' || t.test" + threads + " AS series,\n"
+            "  t.build_commit, t.build_number, AVG(t.avg_ts) AS avg_ts, COUNT(*) AS runs,\n"
+            "  MIN(t.test_time) AS first_test_time\n"
+            "FROM llama_bench_results t\n"
+            "WHERE (:model = '' OR t.model_type LIKE '%' || :model || '%')\n"
+            "GROUP BY series, t.build_commit\n"
+            "ORDER BY series, t.build_number, first_test_time, t.build_commit")
+
+
 QUERIES: tuple[CannedQuery, ...] = (
     CannedQuery("concurrency_sweep", "Concurrency sweep",
                 "Every serving run with a max concurrency, per model, engine and section, in "
@@ -293,6 +353,29 @@ QUERIES: tuple[CannedQuery, ...] = (
                 "Runs read from several places (a printed block and its --save-result JSON, "
                 "a note pasted twice): one row each, with every file:line it was seen at.",
                 runs_seen_more_than_once),
+    CannedQuery("slo_check", "SLOs after the fact",
+                "Every run against p99 TTFT and mean TPOT limits (ms; leave one blank to skip "
+                "it): pass, fail, or unknown when the run stored no such statistic; per "
+                "series (a configuration without its load) in load order, with the goodput "
+                "printed at run time. `benchvault report slo` takes any SLO.",
+                slo_check,
+                {"mark": "line", "x_column": "max_concurrency", "x_type": "quantitative",
+                 "y_column": "p99_ttft_ms", "y_type": "quantitative",
+                 "color_column": "series"}),
+    CannedQuery("pareto_frontier", "Throughput/latency frontier",
+                "Per configuration: per-user output tok/s (1000 / mean TPOT) against output "
+                "tok/s per GPU (TP × PP × DP of the launch); the configurations no other of "
+                "their group beats on both are the frontier.",
+                pareto_frontier,
+                {"mark": "circle", "x_column": "per_user_tok_s", "x_type": "quantitative",
+                 "y_column": "per_gpu_tok_s", "y_type": "quantitative",
+                 "color_column": "frontier"}),
+    CannedQuery("llama_bench_trend", "llama-bench across builds",
+                "Mean t/s of each model, test and thread count per llama.cpp build, builds in "
+                "build-number order. `benchvault report trend` flags regressions.",
+                llama_bench_trend,
+                {"mark": "line", "x_column": "build_commit", "x_type": "ordinal",
+                 "y_column": "avg_ts", "y_type": "quantitative", "color_column": "series"}),
     CannedQuery("latest_ingest", "Latest ingest",
                 "Files ingested, newest first, with the runs, warnings and unparsed blocks "
                 "each one gave.", latest_ingest),

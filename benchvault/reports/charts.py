@@ -142,6 +142,8 @@ def write_charts(report: Report, out_dir: Path, prefix: str, names: list[str] | 
         report.charts.extend(made)
         return made
     for name in names:
+        if name == "analysis":
+            continue                      # an analysis's own chart, drawn above when it has one
         if name not in CHARTS:
             from .query import ReportError
 

@@ -87,7 +87,8 @@ KINDS: dict[str, ReportKind] = {k.name: k for k in (
         "slo", "serving_runs", "Service-level objectives",
         "Each run checked against the SLOs (--slo p99_ttft_ms<=500 ...) from its stored "
         "statistics, and per series (a configuration but its load) the highest load that "
-        "met every one.", (), charts=("analysis",), analysis="slo"),
+        "met every one.", (), charts=("analysis",), formats=(("max_concurrency", "c={}"),),
+        analysis="slo"),
     ReportKind(
         "pareto", "serving_runs", "Throughput/latency frontier",
         "Per-user throughput (output tokens/s of one request: 1000 / mean TPOT) against "

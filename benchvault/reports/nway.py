@@ -13,6 +13,8 @@ metric goes) and, in a last row, the geometric mean of its ratios.
 from __future__ import annotations
 
 import math
+import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -236,8 +238,11 @@ def grouped_bar_chart(result: NWay, table: str, title: str,
     for i, side in enumerate(sides):
         values = [v if v is not None and not pd.isna(v) else 0 for v in data.get(side, [])]
         ax.bar([x + i * width for x in range(len(data))], values, width, label=side[:60])
-    ax.set_xticks([x + width * (len(sides) - 1) / 2 for x in range(len(data))],
-                  list(data["label"]), fontsize=8)
+    # Row labels without organisations, wrapped: they sit side by side under the bars.
+    labels = [textwrap.fill(re.sub(r"\b[\w.-]+/", "", str(label)), 22)
+              for label in data["label"]]
+    ax.set_xticks([x + width * (len(sides) - 1) / 2 for x in range(len(data))], labels,
+                  fontsize=7)
     ax.set_ylabel(column_info(table, result.metrics[0]).header)
     ax.set_title(title)
     ax.grid(True, axis="y", alpha=0.3)

@@ -127,7 +127,7 @@ def _group(spec: ReportKind, part: pd.DataFrame, rows: Rows, slos: list[Slo],
         passing = members[verdict["status"] == "pass"]
         if load_column is not None and passing[load_column].notna().any():
             top = passing.loc[pd.to_numeric(passing[load_column]).idxmax()]
-            best = [format_value(top[load_column], column_info(spec.table, load_column)),
+            best = [format_value(top[load_column], _load_info(spec, load_column)),
                     format_value(top.get("output_throughput"),
                                  column_info(spec.table, "output_throughput"))]
         elif not passing.empty:
@@ -147,7 +147,7 @@ def _group(spec: ReportKind, part: pd.DataFrame, rows: Rows, slos: list[Slo],
         row = part.loc[index]
         verdict = judged.loc[index]
         cells = [series.loc[index],
-                 format_value(row.get(load_column), column_info(spec.table, load_column))
+                 format_value(row.get(load_column), _load_info(spec, load_column))
                  if load_column else ""]
         for slo in slos:
             measured = row.get(slo.metric)
@@ -155,7 +155,8 @@ def _group(spec: ReportKind, part: pd.DataFrame, rows: Rows, slos: list[Slo],
                 float(measured))
             cells.append(f"{value} {verdict[str(slo)]}".strip())
         goodput = row.get("request_goodput")
-        cells += [verdict["status"] + (f" ({verdict['reason']})" if verdict["reason"] else ""),
+        cells += [verdict["status"] + (f" ({verdict['reason']})"
+                                       if verdict["status"] == "unknown" else ""),
                   "" if goodput is None or pd.isna(goodput) else format_number(float(goodput))]
         run_cells.append(cells)
     headers = ["Series", load_header, *(str(s) for s in slos), "Verdict",
@@ -166,6 +167,7 @@ def _group(spec: ReportKind, part: pd.DataFrame, rows: Rows, slos: list[Slo],
     notes = [f"SLOs: {slo_text}. A run lacking a statistic an SLO needs is unknown, never a "
              f"pass; repeats count as their mean (n runs folded)."]
     charted = part.assign(_series=series, _load=part[load_column] if load_column else None)
+    charted.attrs["load_header"] = load_header
     first = Report(spec, f"{name}: highest load meeting every SLO", spec.description, summary,
                    charted, notes, rows.filters, slug=slugify(title), draw=_chart)
     first.axis = [slos[0].metric, slos[0].op, str(slos[0].value)]
@@ -173,6 +175,12 @@ def _group(spec: ReportKind, part: pd.DataFrame, rows: Rows, slos: list[Slo],
                     "verdict), with the goodput the run printed or saved, if any.", runs, part,
                     [], rows.filters)
     return [first, second]
+
+
+def _load_info(spec: ReportKind, column: str) -> Column:
+    info = column_info(spec.table, column)
+    info.fmt = dict(spec.formats).get(column)
+    return info
 
 
 def _columns(headers: list[str]) -> list[Column]:
@@ -194,8 +202,11 @@ def _chart(report: Report, base):
         rows = rows.sort_values("_load")
         ax.plot(rows["_load"], pd.to_numeric(rows[metric], errors="coerce"), marker="o",
                 label=str(name)[:50])
-    ax.axhline(float(limit), linestyle="--", color="0.3", label=f"SLO {limit}")
-    ax.set_xlabel("load")
+    ax.axhline(float(limit), linestyle="--", color="0.3", label=f"SLO {float(limit):g}")
+    values = pd.to_numeric(data[metric], errors="coerce").dropna()
+    if len(values) and values.min() > 0 and values.max() / values.min() > 100:
+        ax.set_yscale("log")              # a saturated server's latency grows 100x
+    ax.set_xlabel(report.frame.attrs.get("load_header", "load"))
     ax.set_ylabel(metric)
     ax.set_title(report.title[:90])
     ax.grid(True, alpha=0.3)

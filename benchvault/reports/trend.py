@@ -164,10 +164,13 @@ def _group(spec: ReportKind, part: pd.DataFrame, layout, title: str, metric: str
         members = part[part["_series"] == name]
         means = []
         for point in axis:
-            values = pd.to_numeric(members.loc[members["_point"] == point, metric],
-                                   errors="coerce").dropna()
+            at = members[members["_point"] == point]
+            values = pd.to_numeric(at[metric], errors="coerce").dropna()
             if len(values):
-                means.append((point, values.mean(), len(values)))
+                runs = int(at["n"].sum()) if "n" in at else len(values)
+                weights = at.loc[values.index, "n"] if "n" in at else 1
+                means.append((point, float((values * weights).sum() / (
+                    weights.sum() if "n" in at else len(values))), runs))
         previous = None
         for point, value, n in means:
             change = None

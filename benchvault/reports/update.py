@@ -11,8 +11,9 @@ Keys are the ``benchvault report`` options: ``where`` (repeatable), ``sql``, ``c
 ``sort``, ``header`` (``col=Text``, repeatable), ``fmt``, ``name`` (``model=Shown``,
 repeatable), ``name-from``, ``models`` (a file, relative to the Markdown file), ``charts``
 (comma-separated chart names), ``chart-dir`` (relative to the Markdown file), ``repeats``
-(mean, best, last, all) and ``group`` (``on``: one table per comparable group; off by
-default, a region being one table).
+(mean, best, last, all), ``group`` (``on``: one table per comparable group; off by
+default, a region being one table), and the analyses' ``slo`` (repeatable), ``metric``,
+``over``, ``threshold`` and ``order``.
 
 Text outside the markers is never touched, a second run writes the same bytes, and a marker
 without its partner is an error naming its line - the file is then left as it was.
@@ -122,7 +123,8 @@ def _pairs(values: list[str], key: str, line_no: str) -> dict[str, str]:
 def region_options(region: Region, base: Path) -> ReportOptions:
     a, line_no = region.args, region.where
     known = {"report", "where", "sql", "columns", "sort", "header", "fmt", "name", "name-from",
-             "models", "charts", "chart-dir", "replicas", "repeats", "group"}
+             "models", "charts", "chart-dir", "replicas", "repeats", "group", "slo", "metric",
+             "over", "threshold", "order"}
     unknown = set(a) - known
     if unknown:
         raise ReportError(f"{line_no}: unknown marker option(s) {', '.join(sorted(unknown))}"
@@ -144,7 +146,9 @@ def region_options(region: Region, base: Path) -> ReportOptions:
         models_file=str(base / models) if models else None,
         scale_replicas=(last("replicas") or "on") != "off",
         charts=listed("charts"), repeats=last("repeats") or "mean",
-        group=(last("group") or "off") == "on")
+        group=(last("group") or "off") == "on", slos=a.get("slo", []), metric=last("metric"),
+        over=last("over") or "build", threshold=float(last("threshold") or 5.0),
+        order=listed("order"))
 
 
 def update_text(text: str, db_path: str | Path, base: Path, path: str = "") -> str:
@@ -170,7 +174,8 @@ def update_text(text: str, db_path: str | Path, base: Path, path: str = "") -> s
                     name = "-".join(filter(None, (region.name, report.slug)))
                     write_charts(report, chart_dir, name, options.charts, link_base=base)
                 # One table per group, each under its own small heading.
-                title = f"**{escape_cell(report.title)}**\n\n" if options.group else ""
+                title = f"**{escape_cell(report.title)}**\n\n" \
+                    if options.group or len(reports) > 1 else ""
                 parts.append(title + render_region(report))
             bodies.append("\n\n".join(parts))
     finally:
