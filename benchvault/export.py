@@ -16,7 +16,7 @@ from typing import Iterator
 from .schemas.store import columns, row_models
 
 FORMATS = ("csv", "json", "parquet")
-BATCH_ROWS = 50_000
+BATCH_ROWS = 10_000      # rows held at once: a wide table stays within memory
 
 
 def _readonly(db_path: Path) -> sqlite3.Connection:

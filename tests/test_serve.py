@@ -163,7 +163,8 @@ def test_analysis_queries_with_their_charts(seeds_db, seeds_meta):
     """SLOs, the frontier and llama-bench across builds are one click away, charts preset."""
     queries = seeds_meta["databases"][seeds_db.stem]["queries"]
     charts = seeds_meta["plugins"]["benchvault"]["charts"]
-    for name in ("configurations", "runs_seen_more_than_once", "slo_check", "pareto_frontier",
+    for name in ("configuration_repeats", "runs_seen_more_than_once", "slo_check",
+                 "pareto_frontier",
                  "llama_bench_trend"):
         assert name in queries, name
     assert charts["pareto_frontier"]["color_column"] == "frontier"

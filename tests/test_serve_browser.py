@@ -193,7 +193,7 @@ def test_canned_queries_and_views_are_listed(page, server):
 
 def test_configurations_with_their_groups(page, server):
     """The configuration view: one row per configuration, n, and its group's title."""
-    page.goto(server["base"] + "/seeds/configurations?group=DeepSeek")
+    page.goto(server["base"] + "/seeds/configuration_repeats?group=DeepSeek")
     rows = page.locator("table.rows-and-columns tbody tr").all()
     assert len(rows) == 11                         # 11 DeepSeek-V3 runs, none repeated
     titles = [_cell(r, "title") for r in rows]

@@ -340,7 +340,7 @@ QUERIES: tuple[CannedQuery, ...] = (
                 "What each server launch reported about its capacity (memory, KV cache, "
                 "maximum concurrency), with its settings.",
                 server_capacity),
-    CannedQuery("configurations", "Configurations and their repeats",
+    CannedQuery("configuration_repeats", "Configurations and their repeats",
                 "Each configuration (what defines a run: engine, model, launch settings, "
                 "workload, load) with its number of runs n and, over them, the mean, sample "
                 "standard deviation (n-1), min and max of the key metrics; grouped as reports "

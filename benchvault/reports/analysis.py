@@ -41,11 +41,13 @@ def load(conn: sqlite3.Connection, table: str, options: ReportOptions,
     filters = [str(c) for c in conditions]
     if not has_table(conn, table):
         return Rows(pd.DataFrame(), None, filters, f"This warehouse has no `{table}` table.")
-    frame = add_keys(derive(load_table(conn, table), naming_for(options),
+    frame = add_keys(derive(load_table(conn, table, conditions), naming_for(options),
                             scale_replicas=options.scale_replicas), table)
-    everything = frame
     frame = apply_where(frame, conditions, DISPLAY)
     if frame.empty:
+        # SQL narrowed the rows already: ask all of them which filter left none.
+        everything = derive(load_table(conn, table), naming_for(options)) if conditions \
+            else frame
         reason = why_empty(everything, conditions, DISPLAY) if conditions else \
             "nothing of this kind is in the warehouse"
         return Rows(frame, None, filters, f"No rows match: {reason}.")

@@ -73,8 +73,8 @@ def compare(db_path: str | Path, baseline: list[str], candidate: list[str] | Non
     try:
         if not has_table(conn, spec.table):
             return Comparison(None, [], [], notes=[f"This warehouse has no `{spec.table}` table."])
-        frame = derive(load_table(conn, spec.table), naming_for(options),
-                       scale_replicas=options.scale_replicas)
+        frame = derive(load_table(conn, spec.table, parse_conditions(where or [])),
+                       naming_for(options), scale_replicas=options.scale_replicas)
     finally:
         if own:
             conn.close()

@@ -203,6 +203,37 @@ def gpus_of(row: pd.Series, replicas: int) -> int | None:
     return None
 
 
+def per_distinct(frame: pd.DataFrame, columns: list[str], function) -> pd.Series:
+    """``function(row)`` for every row, computed once per distinct combination of ``columns``
+    (a year of runs holds far fewer names and labels than rows)."""
+    present = [c for c in columns if c in frame]
+    if frame.empty:
+        return pd.Series([], index=frame.index, dtype=object)
+    keys = list(zip(*(frame[c].map(_hashable) for c in present))) if present else \
+        [()] * len(frame)
+    first: dict[tuple, Any] = {}
+    for key, index in zip(keys, frame.index):
+        first.setdefault(key, index)
+    rows = frame.loc[list(first.values()), present].to_dict("records")
+    answers = {key: function(row) for key, row in zip(first, rows)}
+    return pd.Series([answers[k] for k in keys], index=frame.index, dtype=object)
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True)
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+# The columns each per-row derivation reads.
+NAME_INPUTS = ("model", "label", "section", "source")
+REPLICA_INPUTS = ("tags", "label", "section")
+GPU_INPUTS = ("tags", "label", "section", "tensor_parallel_size", "launch_tp",
+              "pipeline_parallel_size", "launch_pp", "data_parallel_size", "launch_dp")
+
+
 def derive(frame: pd.DataFrame, naming: Naming, *, scale_replicas: bool = True) -> pd.DataFrame:
     """Add display names, per-model attributes, replicas, GPUs and per-GPU throughput."""
     frame = frame.copy()
@@ -214,14 +245,14 @@ def derive(frame: pd.DataFrame, naming: Naming, *, scale_replicas: bool = True) 
     if "engine" in frame:
         frame["_engine_display"] = frame["engine"].map(lambda e: ENGINE_NAMES.get(e, e))
     if "model" in frame or "label" in frame:
-        frame["_model_display"] = frame.apply(naming.display, axis=1) if len(frame) else None
+        frame["_model_display"] = per_distinct(frame, list(NAME_INPUTS), naming.display)
         keys = sorted({k for attrs in naming.attributes.values() for k in attrs if k != "name"})
         for key in keys:
             if key not in frame:
                 frame[key] = frame.get("model", pd.Series(index=frame.index)).map(
                     lambda m, k=key: naming.lookup(m).get(k))
     if "output_throughput" in frame and len(frame):
-        replicas = frame.apply(replicas_of, axis=1)
+        replicas = per_distinct(frame, list(REPLICA_INPUTS), replicas_of).astype(int)
         frame["replicas"] = replicas
         if scale_replicas:
             for column in REPLICA_MULTIPLY:
@@ -230,7 +261,8 @@ def derive(frame: pd.DataFrame, naming: Naming, *, scale_replicas: bool = True) 
             for column in REPLICA_DIVIDE:
                 if column in frame:
                     frame[column] = frame[column] / replicas
-        frame["gpus"] = [gpus_of(row, int(r)) for (_, row), r in zip(frame.iterrows(), replicas)]
+        frame["gpus"] = per_distinct(frame, [*GPU_INPUTS, "replicas"],
+                                     lambda row: gpus_of(row, int(row["replicas"])))
         gpus = pd.to_numeric(frame["gpus"], errors="coerce")
         for column in ("output_throughput", "total_token_throughput", "request_throughput"):
             if column in frame:

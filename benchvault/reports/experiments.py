@@ -124,23 +124,35 @@ def fold_repeats(frame: pd.DataFrame, key: str, metrics: list[str], mode: str,
                                    na_position="last").index
         best = frame.loc[order][~keys.loc[order].duplicated(keep="first")]
         return best.loc[[i for i in frame.index if i in best.index]].drop(columns="_repeat")
-    rows = []
     numeric = [m for m in metrics if m in frame]
-    for _, members in frame.groupby("_repeat", sort=False):
-        row = members.iloc[0].copy()
-        for metric in numeric:
-            values = pd.to_numeric(members[metric], errors="coerce").dropna()
-            values = values[values.map(math.isfinite)]
-            row[metric] = values.mean() if len(values) else row[metric]
-            row[f"_std_{metric}"] = values.std(ddof=1) if len(values) > 1 else float("nan")
-        rows.append(row)
-    return pd.DataFrame(rows).drop(columns="_repeat")
+    values = frame[numeric].apply(pd.to_numeric, errors="coerce")
+    values = values.where(values.abs() != float("inf"))     # an `inf` rate is no measurement
+    grouped = values.groupby(keys, sort=False)
+    means, spreads = grouped.mean(), grouped.std(ddof=1)
+    first = frame[~keys.duplicated(keep="first")].copy()
+    first_keys = keys.loc[first.index]
+    for metric in numeric:
+        mean = first_keys.map(means[metric])
+        first[metric] = mean.where(mean.notna(), first[metric])
+        first[f"_std_{metric}"] = first_keys.map(spreads[metric])
+    return first.drop(columns="_repeat")
 
 
 # --- what varies, what is shared ---------------------------------------------------------------
 
+def with_texts(frame: pd.DataFrame, fields: tuple[str, ...]) -> pd.DataFrame:
+    """The frame with each field's values as compared (`_text_<field>`), made once for all
+    the group tables cut from it."""
+    return frame.assign(**{f"_text_{f}": frame[f].map(_text) for f in fields if f in frame})
+
+
+def _texts_of(frame: pd.DataFrame, field: str) -> pd.Series:
+    column = f"_text_{field}"
+    return frame[column] if column in frame else frame[field].map(_text)
+
+
 def _values(frame: pd.DataFrame, field: str) -> set[str]:
-    texts = set(frame[field].map(_text))
+    texts = set(_texts_of(frame, field))
     return texts - {""} if field in BLANK_IS_UNKNOWN else texts
 
 
@@ -157,7 +169,7 @@ def shared(frame: pd.DataFrame, fields: tuple[str, ...]) -> dict[str, Any]:
         if f not in frame or frame.empty:
             continue
         values = _values(frame, f)
-        known = frame[f].map(_text).ne("").sum()
+        known = _texts_of(frame, f).ne("").sum()
         # A field some rows do not know is shared only when most of them say it.
         if len(values) == 1 and values != {""} and 2 * known > len(frame):
             value = next(v for v in frame[f] if _text(v) in values)
@@ -179,5 +191,7 @@ def split(frame: pd.DataFrame, key: str | None) -> list[tuple[Any, pd.DataFrame]
     """Rows by comparable group, groups in the order their first row came."""
     if key is None or key not in frame or frame.empty:
         return [(None, frame)]
-    keys = frame[key].astype("string").fillna("")
-    return [(k, frame[keys == k]) for k in dict.fromkeys(keys)]
+    keys = frame[key].map(_text)
+    positions = pd.Series(range(len(frame)), index=frame.index).groupby(keys.values,
+                                                                        sort=False).indices
+    return [(k, frame.iloc[positions[k]]) for k in dict.fromkeys(keys)]

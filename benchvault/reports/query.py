@@ -56,8 +56,14 @@ def table_columns(conn: sqlite3.Connection, table: str) -> list[str]:
     return [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
 
 
-def load_table(conn: sqlite3.Connection, table: str) -> pd.DataFrame:
-    """Every row of ``table`` (without the heavy text columns), with its source file's name."""
+def load_table(conn: sqlite3.Connection, table: str,
+               conditions: Iterable[Condition] = ()) -> pd.DataFrame:
+    """Every row of ``table`` (without the heavy text columns), with its source file's name.
+
+    ``conditions`` (the report's --where) narrow the rows in SQL where SQL can say the same
+    (``prefilter``); the caller still applies them all.
+    """
+    conditions = list(conditions)
     cols = [c for c in table_columns(conn, table) if c not in HEAVY_COLUMNS]
     select = [f't."{c}"' for c in cols]
     joins = []
@@ -65,7 +71,9 @@ def load_table(conn: sqlite3.Connection, table: str) -> pd.DataFrame:
         select.append("s.name AS source")
         joins.append("LEFT JOIN sources s ON s.id = t.source_id")
         seen = SIGHTING_COLUMNS.get(table)
-        if seen and has_table(conn, "sightings"):
+        # Every file the row was seen in, which `source` filters match: asked for only then.
+        if seen and has_table(conn, "sightings") and any(c.column == "source"
+                                                         for c in conditions):
             # every file the row was seen in (`source` is the one it takes its values from)
             select.append("(SELECT group_concat(x.name, char(31)) FROM (SELECT DISTINCT "
                           "so.name FROM sightings g JOIN sources so ON so.id = g.source_id "
@@ -87,10 +95,60 @@ def load_table(conn: sqlite3.Connection, table: str) -> pd.DataFrame:
             select.append("g.title AS group_title")
             joins.append("LEFT JOIN experiment_groups g ON g.id = t.group_id")
     sql = f'SELECT {", ".join(select)} FROM "{table}" t ' + " ".join(joins)
+    where, params = prefilter(conditions, set(cols))
+    if where:
+        sql += f" WHERE {where}"
     order = [c for c in ("source_id", "line_start", "id") if c in cols]
     if order:
         sql += " ORDER BY " + ", ".join(f"t.{c}" for c in order)
-    return pd.read_sql_query(sql, conn)
+    return pd.read_sql_query(sql, conn, params=params)
+
+
+# Columns whose shown value is the stored one or a part of it: a substring of what is shown
+# is a substring of what is stored (a model's file name is part of its path).
+_SUBSTRING_SAFE = {"model", "label", "section", "dataset_name", "backend", "endpoint", "test",
+                   "model_type", "build_commit", "backends", "gpu_info", "cpu_info"}
+
+
+def prefilter(conditions: list[Condition], columns: set[str]) -> tuple[str, list]:
+    """SQL that keeps every row the conditions keep (and fewer others): numeric comparisons,
+    `~` on columns shown as stored, `tag.KEY=value`.  Alternatives (col= / col~ repeated) are
+    ORed as apply_where ORs them."""
+    terms, params = [], []
+    alternatives: dict[str, list[tuple[str, list]]] = {}
+    for cond in conditions:
+        term = _sql_term(cond, columns)
+        if cond.op in ("=", "~"):
+            alternatives.setdefault(cond.column, []).append(term)
+        elif term is not None:
+            terms.append(term[0])
+            params += term[1]
+    for column, options in alternatives.items():
+        if any(o is None for o in options):
+            continue                      # one alternative SQL cannot say: keep them all
+        terms.append("(" + " OR ".join(o[0] for o in options) + ")")
+        params += [p for o in options for p in o[1]]
+    return " AND ".join(terms), params
+
+
+def _sql_term(cond: Condition, columns: set[str]) -> tuple[str, list] | None:
+    if cond.column.startswith(("tag.", "tags.")) and "tags" in columns and cond.op == "=":
+        key = cond.column.split(".", 1)[1]
+        if re.fullmatch(r"\w+", key):
+            return f"json_extract(t.tags, '$.{key}') = ?", [cond.value]
+        return None
+    if cond.column not in columns:
+        return None
+    number = _as_number(cond.value)
+    if cond.op in ("<", "<=", ">", ">=") and number is not None:
+        return f't."{cond.column}" {cond.op} ?', [number]
+    if cond.op == "=" and number is not None and cond.column not in _SUBSTRING_SAFE:
+        return f't."{cond.column}" = ?', [number]
+    if cond.op == "~" and cond.column in _SUBSTRING_SAFE:
+        escaped = cond.value.lower().replace("\\", "\\\\").replace("%", "\\%").replace(
+            "_", "\\_")
+        return f"lower(t.\"{cond.column}\") LIKE ? ESCAPE '\\'", [f"%{escaped}%"]
+    return None
 
 
 def run_sql(conn: sqlite3.Connection, sql: str) -> pd.DataFrame:

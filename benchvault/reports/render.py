@@ -14,7 +14,7 @@ import pandas as pd
 
 from .derive import Naming, derive, load_attributes
 from .experiments import (SERVING, Layout, add_keys, fold_repeats, gpu_names, layout_for, shared,
-                          split, varying)
+                          split, varying, with_texts)
 from .kinds import KINDS, ReportKind, kind as get_kind
 from .query import (Condition, ReportError, apply_where, connect_readonly, has_table, load_table,
                     parse_conditions, run_sql, why_empty)
@@ -118,8 +118,9 @@ def group_key(frame: pd.DataFrame, layout: Layout | None = SERVING) -> list[tupl
     fields = [f for f in varying(frame, layout.fields) if f not in LOAD] if layout else []
     if layout is not None and layout.repeat_key in frame:
         shown = [DISPLAY.get(f, f) if DISPLAY.get(f) in frame else f for f in fields]
-        return [tuple(row.get(c) for c in shown) for _, row in frame.iterrows()] if shown \
-            else [()] * len(frame)
+        # NaN is not equal to itself: a blank key is None, so that blanks group together.
+        return list(zip(*(frame[c].astype(object).where(frame[c].notna(), None)
+                          for c in shown))) if shown else [()] * len(frame)
     parts = []
     for _, row in frame.iterrows():
         section = row.get("section")
@@ -210,7 +211,7 @@ def _make(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions) ->
                 f"ingested into it, or it was built by a benchvault that does not read it yet.")
         return [Report(spec, title, spec.description, None, pd.DataFrame(), [note], filters)]
     else:
-        frame = load_table(conn, spec.table)
+        frame = load_table(conn, spec.table, [*parse_conditions(spec.where), *conditions])
     selected = [c for c in frame.columns if c not in ("id", "source_id", "tags")]
     frame = derive(frame, naming_for(options), scale_replicas=options.scale_replicas)
     layout = None if options.sql else layout_for(spec.table)
@@ -220,11 +221,15 @@ def _make(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions) ->
     everything = frame
     frame = apply_where(frame, conditions, DISPLAY)
     if frame.empty:
+        if conditions and not options.sql:     # SQL narrowed the rows already: all of them
+            everything = apply_where(derive(load_table(conn, spec.table), naming_for(options)),
+                                     parse_conditions(spec.where), DISPLAY)
         notes = ["No rows match" + (f": {why_empty(everything, conditions, DISPLAY)}."
                                     if conditions else ".")]
         return [Report(spec, title, spec.description, None, frame, notes, filters)]
     if layout is not None:
         frame = _fold(frame, spec, layout, options.repeats)
+        frame = with_texts(_needed(frame, spec, options, layout), layout.fields)
     grouped = options.group if options.group is not None else not (options.where or
                                                                    options.sql)
     parts = split(frame, layout.group_key) if grouped and layout else [(None, frame)]
@@ -239,6 +244,20 @@ def _make(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions) ->
         report.slug = slugify(_group_title(part)) if len(parts) > 1 else ""
         reports.append(report)
     return reports
+
+
+def _needed(frame: pd.DataFrame, spec: ReportKind, options: ReportOptions,
+            layout: Layout) -> pd.DataFrame:
+    """Only the columns a report can show or needs to lay out (a year of runs is wide)."""
+    wanted = {*spec.columns, *spec.context, *spec.best_within, *layout.fields,
+              *DISPLAY.values(), *options.columns, *(s.lstrip("-") for s in options.sort),
+              layout.repeat_key, layout.group_key or "", "n", "group_title", "_group_title",
+              "label", "section", "config", "source", "replicas", "gpus", "test",
+              "max_concurrency", "request_rate", "model_family", "id", "line_start",
+              "source_id", *(k for k in spec.match)}
+    keep = [c for c in frame.columns if c in wanted or c.startswith("_std_")
+            or c.replace("_std_", "") in wanted]
+    return frame[keep]
 
 
 def _fold(frame: pd.DataFrame, spec: ReportKind, layout: Layout, mode: str) -> pd.DataFrame:

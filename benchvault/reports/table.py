@@ -7,6 +7,8 @@ Headers, units and "which direction is better" come from the pydantic field meta
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import re
 import typing
@@ -47,7 +49,13 @@ def _default_header(name: str) -> str:
 
 
 def column_info(table: str | None, name: str) -> Column:
-    """Header, direction and kind of ``name``: schema first, then derived, then a default."""
+    """Header, direction and kind of ``name``: schema first, then derived, then a default.
+    A fresh Column each call (callers set its header and format)."""
+    return dataclasses.replace(_column_info(table, name))
+
+
+@functools.lru_cache(maxsize=4096)
+def _column_info(table: str | None, name: str) -> Column:
     if name in DERIVED:
         d = DERIVED[name]
         return Column(name, d.header, d.better, d.kind, decimals=DECIMALS)
@@ -203,14 +211,18 @@ def best_flags(texts: list[str], better: str | None) -> list[bool]:
     return [n is not None and n == best for n in numbers]
 
 
-def _cell(row: pd.Series, column: Column, display: dict[str, str]) -> str:
-    """A value as printed; a mean of repeats with its spread (`829.88 ± 20.16`)."""
-    spread = row.get(f"_std_{column.name}")
-    if spread is not None and not _missing(spread) and column.kind in ("float", "int"):
-        mean = row.get(column.name)
-        if not _missing(mean):
-            return f"{format_number(float(mean))} ± {format_number(float(spread))}"
-    return format_value(row.get(display.get(column.name, column.name)), column)
+def _column_texts(frame: pd.DataFrame, column: Column, display: dict[str, str]) -> list[str]:
+    """A column's cells as printed; a mean of repeats with its spread (`829.88 ± 20.16`)."""
+    source = display.get(column.name, column.name)
+    values = frame[source] if source in frame else pd.Series([None] * len(frame),
+                                                             index=frame.index)
+    texts = [format_value(v, column) for v in values]
+    spread_column = f"_std_{column.name}"
+    if spread_column in frame and column.kind in ("float", "int"):
+        for i, (mean, spread) in enumerate(zip(frame[column.name], frame[spread_column])):
+            if not _missing(spread) and not _missing(mean):
+                texts[i] = f"{format_number(float(mean))} ± {format_number(float(spread))}"
+    return texts
 
 
 def build_table(frame: pd.DataFrame, columns: list[Column], *,
@@ -222,10 +234,10 @@ def build_table(frame: pd.DataFrame, columns: list[Column], *,
     (llama-bench: per test, since pp512 and tg128 t/s are not comparable).
     """
     display = display or {}
-    cells = []
-    for _, row in frame.iterrows():
-        cells.append([_cell(row, c, display) for c in columns])
-    keys = [tuple(str(row.get(k)) for k in best_within) for _, row in frame.iterrows()]
+    texts = [_column_texts(frame, c, display) for c in columns]
+    cells = [list(row) for row in zip(*texts)] if texts else [[] for _ in range(len(frame))]
+    keys = list(zip(*(frame[k].astype(str) for k in best_within))) if best_within else \
+        [()] * len(frame)
     bold = [[False] * len(columns) for _ in cells]
     for group in dict.fromkeys(keys):
         members = [j for j, k in enumerate(keys) if k == group]

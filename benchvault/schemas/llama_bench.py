@@ -17,6 +17,9 @@ class LlamaBenchResult(Provenance):
     __description__ = ("One row per llama.cpp llama-bench test (a markdown table row, or a record "
                        "of its -o json / jsonl / csv / sql output).")
 
+    __facets__ = ("model_type", "backends", "test", "build_commit", "n_gpu_layers",
+                  "flash_attn")
+
     id: int | None = None
     format: str | None = col("Parser that read it: llama_bench (markdown table) or "
                              "llama_bench_output (json / jsonl / csv / sql).", facet=True)

@@ -50,6 +50,9 @@ class Row(BaseModel):
     __table__: ClassVar[str]
     __description__: ClassVar[str]
     __foreign_keys__: ClassVar[tuple[tuple[str, str, str], ...]] = ()
+    # The facets Datasette opens the table with (empty: every column marked facet=True);
+    # the others stay one click away.
+    __facets__: ClassVar[tuple[str, ...]] = ()
 
 
 class Provenance(Row):
@@ -212,6 +215,7 @@ ServingRun.__doc__ = "One serving benchmark result block with its context."
 ServingRun.__table__ = "serving_runs"
 ServingRun.__description__ = ("One row per serving benchmark result block (vLLM "
                               "benchmark_serving.py / vllm bench serve, SGLang bench_serving).")
+ServingRun.__facets__ = ("engine", "model", "max_concurrency", "group_id", "section", "label")
 ServingRun.__foreign_keys__ = (("source_id", "sources", "id"),
                               ("launch_id", "server_launches", "id"),
                               ("config_id", "configurations", "id"),

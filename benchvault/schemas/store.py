@@ -54,6 +54,10 @@ INDEXES = (
     ("llama_bench_results", ("source_id",), False),
     ("serving_runs", ("launch_id",), False), ("spec_decode_metrics", ("launch_id",), False),
     ("engine_stats", ("launch_id",), False),
+    # the facets Datasette counts on every serving_runs page
+    ("serving_runs", ("engine",), False), ("serving_runs", ("model",), False),
+    ("serving_runs", ("max_concurrency",), False), ("serving_runs", ("section",), False),
+    ("serving_runs", ("label",), False), ("serving_runs", ("tags",), False),
 )
 BUSY_TIMEOUT_MS = 600_000  # concurrent ingests wait for each other's per-file transactions
 
