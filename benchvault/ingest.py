@@ -38,14 +38,16 @@ def parse_file(path: Path, tags: dict[str, str] | None = None,
                report: ReadReport | None = None) -> Iterator[Parsed | IngestWarning]:
     """Every row (with children) and every warning in ``path``, in file order."""
     report = report if report is not None else ReadReport()
-    whole = _file_format(path)
+    head = _head(path)
+    whole = next((f for f in file_formats() if f.sniff(head[:SNIFF_BYTES], str(path))), None)
     if whole is not None:
         yield from _read_whole(whole, path, tags)
         return
     from .reading import prefilter
+    from .reading.doctype import sniff_markdown
     from .reading.segmenter import Segmenter
 
-    segmenter = Segmenter(str(path), tags=tags)
+    segmenter = Segmenter(str(path), tags=tags, markdown=sniff_markdown(str(path), head))
     source = LineSource(path, report, prefilter.for_formats())
     try:
         yield from _segments(segmenter, source)
@@ -73,14 +75,13 @@ def _segments(segmenter, lines: LineSource) -> Iterator[Parsed | IngestWarning]:
             yield from _build_line(item)
 
 
-def _file_format(path: Path) -> FileFormat | None:
-    """The whole-file format (llama-bench ``-o json``, ...) whose content this file is, if any."""
+def _head(path: Path) -> bytes:
+    """The first bytes, for the whole-file formats' and the markdown sniffs."""
     try:
         with open(path, "rb") as fh:
-            head = fh.read(SNIFF_BYTES)
+            return fh.read(1 << 16)
     except OSError:
-        return None  # LineSource says why
-    return next((f for f in file_formats() if f.sniff(head, str(path))), None)
+        return b""  # LineSource says why
 
 
 def _read_whole(fmt: FileFormat, path: Path, tags: dict[str, str] | None

@@ -16,6 +16,7 @@ from typing import Callable, Iterable, Iterator
 from ..parsers import block_formats, line_formats
 from ..parsers.base import Block, BlockFormat, Context, LineFormat, Seen
 from .cmdline import invoked_at
+from .doctype import by_suffix, is_capture_line
 from ..parsers.runcontext import LAUNCH_COMMANDS
 
 FENCE_RE = re.compile(r"^\s*(?:`{3,}|~{3,})")
@@ -30,7 +31,6 @@ BOLD_LINE_RE = re.compile(r"^\s*(\*\*|__)(?P<text>(?:(?!\1).)+)\1[\s:.]*(?:&#x20
 NOT_CONTINUATION_RE = re.compile(
     r"^(?:Namespace\(|=|-{3,}|#|INFO|WARNING|DEBUG|ERROR|\(|\[|\||`{3}|~{3}|\d+%\||Running\b)")
 BLOCKQUOTE_RE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")
-MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".mkd")
 # Every command pattern names one of these words; a line without them skips the regexes.
 COMMAND_HINTS = ("bench", "serve", "llama", "sglang")
 # A line the context rules below act on holds one of these (fences, headings and `#`
@@ -91,7 +91,7 @@ class Segmenter:
 
     def __init__(self, path: str, *, markdown: bool | None = None,
                  tags: dict[str, str] | None = None):
-        self.markdown = path.lower().endswith(MARKDOWN_SUFFIXES) if markdown is None else markdown
+        self.markdown = by_suffix(path) if markdown is None else markdown
         self.formats = block_formats()
         self.line_formats = line_formats()
         self.commands: dict[str, re.Pattern[str]] = {"launch": re.compile(
@@ -109,6 +109,10 @@ class Segmenter:
         self.ctx.fenced = not self.markdown
         self.heading_levels: list[int] = []
         self.in_fence = False
+        # In a markdown note, unfenced lines only a program prints (a log record, a prompt)
+        # open a pasted terminal capture that lasts to the next blank line: its tables are
+        # tool output and its `# c=16` lines comments, as inside a fence.
+        self.capture = False
         self.lookahead = False   # logical_lines holds a line read ahead of the one it gave
 
     # -- joining wrapped lines -------------------------------------------------------------
@@ -208,12 +212,25 @@ class Segmenter:
         self.ctx.label = text
         self.ctx.namespace = None
 
+    def _track_capture(self, text: str) -> None:
+        capture = self.capture
+        if not text.strip():
+            capture = False
+        elif not capture and not self.in_fence and is_capture_line(text):
+            capture = True
+        if capture != self.capture:
+            self.capture = capture
+            self.ctx.fenced = self.in_fence or capture
+
     def _context_line(self, start: int, text: str) -> None:
         if FENCE_RE.match(text):
             self.in_fence = not self.in_fence
+            self.capture = False
             self.ctx.fenced = self.in_fence or not self.markdown
             return
-        if self.markdown and not self.in_fence:
+        if self.markdown:
+            self._track_capture(text)
+        if self.markdown and not self.in_fence and not self.capture:
             heading = HEADING_RE.match(text)
             if heading:
                 self._heading(len(heading.group(1)), heading.group(2))
@@ -232,7 +249,7 @@ class Segmenter:
         if stripped.startswith("Namespace("):
             self.ctx.namespace = Seen("namespace", stripped, start, self._depth)
             return
-        if self.in_fence or not self.markdown:
+        if self.in_fence or not self.markdown or self.capture:
             comment = COMMENT_RE.match(text)
             if comment and not text.lstrip().startswith("#!"):
                 self._comment(comment.group(1))
@@ -280,7 +297,9 @@ class Segmenter:
         block: Block | None = None
         ended: Block | None = None         # an end=None block still looking for its trailer
         gap: list[str] = []
-        for start, end, text in self.logical_lines(lines, lambda: block is None and ended is None):
+        # A markdown note is short and every line may open or close a pasted capture: no skips.
+        idle = (lambda: False) if self.markdown else (lambda: block is None and ended is None)
+        for start, end, text in self.logical_lines(lines, idle):
             if block is not None:
                 fmt = block.format
                 if fmt.end is not None and fmt.end.match(text):
