@@ -62,9 +62,14 @@ def parse_file(path: Path, tags: dict[str, str] | None = None,
 
 
 def _segments(segmenter, lines: LineSource) -> Iterator[Parsed | IngestWarning]:
-    from .reading.segmenter import LineHit, Truncated
+    from .reading.segmenter import LineHit, Truncated, WrapCut
 
     for item in segmenter.run(lines):
+        if isinstance(item, WrapCut):
+            yield IngestWarning(item.line_start, f"a line wrap cut a number in two (lines "
+                                f"{item.line_start}-{item.line_end}): kept raw, not guessed",
+                                None, item.text)
+            continue
         if isinstance(item, Truncated):
             yield IngestWarning(item.line_start, f"{item.format.name}: block starts here but never "
                                 f"ends (cut off at line {item.line_end}?)", item.format.name,

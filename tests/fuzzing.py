@@ -107,8 +107,35 @@ def long_line(draw, data):
     return data[:i] + b"x" * draw(st.sampled_from([10_000, 1_000_000])) + data[i:]
 
 
+LINE_PREFIXES = [b"# ", b"// ", b"-- ", b"; ", b"> ", b"> > ", b"[stdout] ", b"vllm-1  | ",
+                 b"[pod/vllm-0/vllm] ", b"2025-03-01T12:00:00.1234567Z ",
+                 b"Nov 22 12:00:01 gpu-3 python3[4242]: "]
+
+
+def prefix_lines(draw, data):
+    """A run of lines commented, quoted or stamped by a log collector."""
+    lines = _lines(data)
+    i = draw(st.integers(0, max(len(lines) - 1, 0)))
+    n = draw(st.integers(1, 60))
+    prefix = draw(st.sampled_from(LINE_PREFIXES))
+    return b"\n".join(lines[:i] + [prefix + line if line.strip() else prefix.rstrip()
+                                   for line in lines[i:i + n]] + lines[i + n:])
+
+
+def hard_wrap(draw, data):
+    """A terminal's hard wrap at some width: every longer line cut into pieces."""
+    width = draw(st.sampled_from([80, 100, 120, draw(st.integers(40, 200))]))
+    out = []
+    for line in _lines(data):
+        while len(line) > width:
+            out.append(line[:width].rstrip())
+            line = line[width:]
+        out.append(line)
+    return b"\n".join(out)
+
+
 MUTATIONS = [drop_lines, duplicate_lines, swap_lines, cut, insert_binary, reencode, crlf, ansi,
-             odd_number, long_line]
+             odd_number, long_line, prefix_lines, hard_wrap]
 
 # Columns a serving row takes from its block (not from the Namespace or command).
 BLOCK_COLUMNS = ("completed", "duration", "total_input_tokens", "total_output_tokens",

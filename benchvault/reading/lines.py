@@ -23,10 +23,16 @@ SNIFF_BYTES = 8192
 # Actions / Kubernetes RFC 3339 timestamps, `docker compose` service names (`bench-1  | `),
 # `kubectl logs --prefix` (`[pod/vllm-0/vllm] `).  Removed so a result block still starts its
 # line; plain dates in prose (no `T`, no zone) are left alone.
+# journald/syslog (`Nov 22 12:00:01 host vllm[123]: `) and `tee`-style stream tags
+# (`[stdout] `) too.
 COLLECTOR_PREFIX_RE = re.compile(
-    r"^(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})[ \t]"
-    r"|[\w.-]+[-_]\d+[ \t]+\|[ \t]"
-    r"|\[pod/[^\]\s]+\][ \t])")
+    r"^(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})(?:[ \t]|$)"
+    r"|[\w.-]+[-_]\d+[ \t]+\|(?:[ \t]|$)"
+    r"|\[pod/[^\]\s]+\](?:[ \t]|$)"
+    r"|\[(?:stdout|stderr|out|err)\][ \t]?"
+    r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2} "
+    r"[\w.-]+ [\w./@-]+(?:\[\d+\])?:(?: |$))")
+SYSLOG_MONTH_INITIALS = "JFMASOND"
 
 
 class UnreadableFile(Exception):
@@ -55,7 +61,8 @@ def clean_line(text: str) -> str:
         import ftfy  # here: most lines are ASCII and most runs need no ftfy at all
 
         text = ftfy.fix_text(text, unescape_html=False, uncurl_quotes=False)
-    if text[:1].isdigit() or text[:1] == "[" or "|" in text[:64]:
+    first = text[:1]
+    if first.isdigit() or first == "[" or first in SYSLOG_MONTH_INITIALS or "|" in text[:64]:
         text = COLLECTOR_PREFIX_RE.sub("", text, count=1)
     return text.rstrip()
 

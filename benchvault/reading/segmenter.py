@@ -17,6 +17,7 @@ from ..parsers import block_formats, line_formats
 from ..parsers.base import Block, BlockFormat, Context, LineFormat, Seen
 from .cmdline import invoked_at
 from .doctype import by_suffix, is_capture_line
+from .wrap import join_wrapped
 from ..parsers.runcontext import LAUNCH_COMMANDS
 
 FENCE_RE = re.compile(r"^\s*(?:`{3,}|~{3,})")
@@ -29,8 +30,16 @@ ENTITY_RE = re.compile(r"&#x?[0-9a-fA-F]+;|&nbsp;")
 BOLD_LINE_RE = re.compile(r"^\s*(\*\*|__)(?P<text>(?:(?!\1).)+)\1[\s:.]*(?:&#x20;|&nbsp;)?\s*$")
 # Lines that start something new, so they never continue a wrapped command.
 NOT_CONTINUATION_RE = re.compile(
-    r"^(?:Namespace\(|=|-{3,}|#|INFO|WARNING|DEBUG|ERROR|\(|\[|\||`{3}|~{3}|\d+%\||Running\b)")
+    r"^(?:Namespace\(|=|-{3,}|#|INFO|WARNING|DEBUG|ERROR|\(|\[|\||`{3}|~{3}|\d+%\||Running\b"
+    r"|(?:--|//|;|>)[ \t])")
 BLOCKQUOTE_RE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")
+# What people put before every line of pasted output: shell/Python/TOML comments, C and SQL
+# comments, ini comments, quoted replies (nested too).  A run of lines that share one is read
+# as if it were not there; a lone `# c=16` stays a comment.
+LINE_PREFIX_RE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?|(?:#|//|--|;)[ \t])+")
+PREFIX_INITIALS = "#/-;> \t"
+# A rendered table's separator row (`-- | -- | --`) starts like a `-- ` comment.
+TABLE_RULE_RE = re.compile(r"^[-:|+ \t]+$")
 # Every command pattern names one of these words; a line without them skips the regexes.
 COMMAND_HINTS = ("bench", "serve", "llama", "sglang")
 # A line the context rules below act on holds one of these (fences, headings and `#`
@@ -40,6 +49,7 @@ CONTEXT_MARKERS = ("```", "~~~", "#", "**", "__", "Namespace(", "args: {", "\x1b
                    *COMMAND_HINTS)
 MAX_JOINED_LINES = 200
 WRAP_MIN_WIDTH = 80
+MAX_WRAPPED_PIECES = 4
 
 
 @dataclass
@@ -50,6 +60,15 @@ class LineHit:
     line: int
     text: str
     context: Context
+
+
+@dataclass
+class WrapCut:
+    """A wrapped line whose cut fell inside a number: kept raw, never guessed."""
+
+    line_start: int
+    line_end: int
+    text: str
 
 
 @dataclass
@@ -113,6 +132,10 @@ class Segmenter:
         # open a pasted terminal capture that lasts to the next blank line: its tables are
         # tool output and its `# c=16` lines comments, as inside a fence.
         self.capture = False
+        self.prefix = ""   # the comment/quote prefix of the run of lines being read
+        self.run_broke = False   # the line just read ended such a run
+        self.wrap_markers = tuple({m for f in self.line_formats for m in f.markers})
+        self.wrap_cuts: list[tuple[int, int, str]] = []   # wraps that cut a number in two
         self.lookahead = False   # logical_lines holds a line read ahead of the one it gave
 
     # -- joining wrapped lines -------------------------------------------------------------
@@ -121,10 +144,12 @@ class Segmenter:
         """(first line, last line, text) with wrapped lines joined.  While ``idle()`` (no block
         open) and nothing is being joined, a LineSource skips the lines no rule could act on."""
         pending: tuple[int, int, str] | None = None
+        record: tuple | None = None    # (width, [(line, text)...]): a record a wrap may have cut
         source = iter(lines)
         skip = getattr(lines, "skip_inert", None)
         while True:
-            if skip is not None and pending is None and idle():
+            if skip is not None and pending is None and record is None and not self.prefix \
+                    and idle():
                 skip()
             try:
                 lineno, text = next(source)
@@ -132,6 +157,16 @@ class Segmenter:
                 break
             if self.markdown:
                 text = self._unquote(text)
+            if self.prefix or text[:1] in PREFIX_INITIALS:
+                text = self._unprefix_run(text)
+            if record is not None:
+                width, pieces = record[0], record[1]
+                if len(pieces) < MAX_WRAPPED_PIECES and len(pieces[-1][1]) >= width - 1 \
+                        and self._wraps_into(width, text):
+                    pieces.append((lineno, text))
+                    continue
+                yield from self._unwrap(pieces)
+                record = None
             if pending is not None:
                 start, end, joined = pending
                 if self._continues(joined, text):
@@ -149,11 +184,65 @@ class Segmenter:
                 pending = None
             if self._still_open(text):
                 pending = (lineno, lineno, text)
+            elif self._may_wrap(text):
+                record = (len(text), [(lineno, text)])
             else:
                 self.lookahead = False
                 yield lineno, lineno, text
         if pending is not None:
             yield pending
+        if record is not None:
+            yield from self._unwrap(record[1])
+
+    def _unwrap(self, pieces: list[tuple[int, str]]) -> Iterator[tuple[int, int, str]]:
+        """The record and as many of the pieces after it as its grammar reads joined; the
+        pieces it does not take are lines of their own.  A joint inside a number is not
+        guessed: those lines become a WrapCut warning."""
+        self.lookahead = True
+        for take in range(len(pieces), 1, -1):
+            joined, number_cut = pieces[0][1], False
+            for _, piece in pieces[1:take]:
+                joined, cut = join_wrapped(joined, piece)
+                number_cut = number_cut or cut
+            if self._reads(joined):
+                if number_cut:
+                    self.wrap_cuts.append((pieces[0][0], pieces[take - 1][0],
+                                           "\n".join(t for _, t in pieces[:take])))
+                else:
+                    yield pieces[0][0], pieces[take - 1][0], joined
+                break
+        else:
+            take = 1
+            yield pieces[0][0], pieces[0][0], pieces[0][1]
+        for lineno, text in pieces[take:]:
+            yield lineno, lineno, text
+        self.lookahead = False
+
+    def _may_wrap(self, text: str) -> bool:
+        """A line as long as a terminal is wide that one of the line formats reads: the next
+        line may be its end, cut off by the wrap."""
+        return len(text) >= WRAP_MIN_WIDTH and any(m in text for m in self.wrap_markers) \
+            and not _opens_repr(text) and any(f.matches(text) for f in self.line_formats)
+
+    def _reads(self, text: str) -> bool:
+        """A line format's grammar reads ``text`` whole (the test of a joined wrap)."""
+        for fmt in self.line_formats:
+            if fmt.matches(text):
+                try:
+                    return fmt.build(0, text, self.ctx.snapshot()) is not None
+                except Exception:   # a grammar's or a model's refusal: not one record
+                    return False
+        return False
+
+    def _wraps_into(self, width: int, text: str) -> bool:
+        """``text`` goes on with a record cut at ``width``: it is no longer than the cut line,
+        starts no record, block or rule of its own."""
+        if not text.strip() or len(text) > width + 1 \
+                or NOT_CONTINUATION_RE.match(text) or is_capture_line(text):
+            return False
+        if any(fmt.matches(text) for fmt in self.line_formats):
+            return False
+        return not (self.start_hint.search(text) and any(f.starts(text) for f in self.formats))
 
     def _command_kind(self, text: str) -> str | None:
         """Which command this line runs, if it runs one (a log line that merely names
@@ -275,7 +364,7 @@ class Segmenter:
         LineSource, as long as no marker is on them: such a line can only end the block or be
         part of it (it starts nothing, cuts nothing, joins nothing).  True: the block ended."""
         take = getattr(source, "take_plain", None)
-        if take is None or self.lookahead:
+        if take is None or self.lookahead or self.prefix:
             return False
         fmt = block.format
         lines, ended = take(self._unquote if self.markdown else str, fmt.end.match,
@@ -285,6 +374,46 @@ class Segmenter:
             block.line_end = lines[-1][0]
         block.complete = ended
         return ended
+
+    @staticmethod
+    def _unprefixed(text: str) -> tuple[str, str]:
+        """(the line without its comment/quote prefix, the prefix) or (line, "")."""
+        match = LINE_PREFIX_RE.match(text)
+        if match is None:
+            return text, ""
+        return text[match.end():], match.group(0)
+
+    def _is_output(self, text: str) -> bool:
+        """Program output: a log record, a device line, a command, a printed Namespace, a
+        stats line, the first line of a result block (a `c=16` is not)."""
+        return (is_capture_line(text) or text.startswith("Namespace(")
+                or self._command_kind(text) is not None
+                or any(fmt.matches(text) for fmt in self.line_formats)
+                or self.start_hint.search(text) is not None
+                and any(f.starts(text) for f in self.formats))
+
+    def _unprefix_run(self, text: str) -> str:
+        """Lines that share a comment or quote prefix are read without it: a run starts at a
+        prefixed line that holds program output and lasts while the lines carry the prefix
+        (a lone `# c=16` is a comment, not a run)."""
+        if self.prefix:
+            if text.startswith(self.prefix.rstrip()):
+                return self._strip_prefix(text, self.prefix)
+            self.prefix, self.run_broke = "", True
+        if text[:1] in PREFIX_INITIALS and not (self.markdown and not self.in_fence
+                                                and text.lstrip().startswith("#")):
+            bare, found = self._unprefixed(text)    # (a markdown heading is no comment)
+            if found and not TABLE_RULE_RE.match(text) and self._is_output(bare):
+                self.prefix = found
+                return bare
+        return text
+
+    @staticmethod
+    def _strip_prefix(text: str, prefix: str) -> str:
+        """A line of a prefixed run without the prefix (`#` alone is an empty line)."""
+        if text.startswith(prefix):
+            return text[len(prefix):]
+        return text[len(prefix.rstrip()):].lstrip(" \t")
 
     @staticmethod
     def _unquote(text: str) -> str:
@@ -300,6 +429,9 @@ class Segmenter:
         # A markdown note is short and every line may open or close a pasted capture: no skips.
         idle = (lambda: False) if self.markdown else (lambda: block is None and ended is None)
         for start, end, text in self.logical_lines(lines, idle):
+            run_ended, self.run_broke = self.run_broke, False
+            while self.wrap_cuts:
+                yield WrapCut(*self.wrap_cuts.pop(0))
             if block is not None:
                 fmt = block.format
                 if fmt.end is not None and fmt.end.match(text):
@@ -317,6 +449,7 @@ class Segmenter:
                        or self.start_hint.search(text) is not None
                        and any(f.starts(text) for f in self.formats
                                if (f is not fmt or fmt.restarts) and (f.restarts or not own)))
+                cut = cut or run_ended
                 if fmt.end is None and not cut and fmt.continues is not None and fmt.continues(text):
                     block.lines.append(text)
                     block.line_end = end
@@ -368,6 +501,7 @@ class Segmenter:
             for fmt in self.line_formats:
                 if fmt.matches(text):
                     yield LineHit(fmt, start, text, self.ctx.snapshot())
+        yield from (WrapCut(*cut) for cut in self.wrap_cuts)
         if ended is not None:
             yield ended
         if block is not None:

@@ -1,0 +1,59 @@
+"""Prefixed runs of lines read as if the prefix were not there: the same rows as the original."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from conftest import FIXTURES, ingest_into
+from fuzzing import LINE_PREFIXES
+
+TABLES = ("serving_runs", "latency_stats", "llama_bench_results", "server_launches",
+          "engine_stats", "spec_decode_metrics")
+# Where a row was read and its raw text differ by construction.
+IGNORED = {"id", "source_id", "launch_id", "run_id", "config_id", "group_id", "raw_text",
+           "line_start", "line_end", "text"}
+# Plain captures of each kind (markdown notes hide their headings behind a prefix; the
+# compose/docker fixtures carry a collector prefix already).
+CAPTURES = sorted(p for d in ("vllm_serving", "llama_bench", "vllm_server", "engine_stats",
+                              "spec_decode")
+                  for p in (FIXTURES / d).iterdir()
+                  if p.suffix in (".txt", ".log") and "derived-" not in p.name
+                  and "banner_before_json" not in p.name)
+
+
+def content(db, drop=()) -> dict:
+    conn = sqlite3.connect(db)
+    try:
+        out = {}
+        for table in TABLES:
+            columns = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")
+                       if r[1] not in IGNORED and r[1] not in drop]
+            out[table] = conn.execute(f"SELECT {', '.join(columns)} FROM {table} "
+                                      "ORDER BY rowid").fetchall()
+        return out
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("capture", CAPTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_prefix_reads_like_the_original(capture, tmp_path):
+    original = tmp_path / "original.txt"
+    original.write_bytes(capture.read_bytes())
+    ingest_into(tmp_path / "original.db", original)
+    for prefix in LINE_PREFIXES:
+        # A `# ` line that is not program output is a comment: the label it gives is the
+        # one difference a shell comment may make.
+        drop = ("label",) if prefix == b"# " else ()
+        # A capture cut before its result (kept for its warning) must stay empty.
+        want = content(tmp_path / "original.db", drop)
+        lines = original.read_bytes().split(b"\n")
+        prefixed = tmp_path / f"prefixed-{len(list(tmp_path.iterdir()))}.txt"
+        prefixed.write_bytes(b"\n".join(prefix + line if line.strip() else prefix.rstrip()
+                                        for line in lines))
+        db = tmp_path / f"{prefixed.stem}.db"
+        ingest_into(db, prefixed)
+        got = content(db, drop)
+        for table in TABLES:
+            assert got[table] == want[table], (prefix, table)
