@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -13,12 +14,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from . import __version__
+from .console import console, data, error, guarded, note, warning
+from .dbfile import check_for_reading, check_for_writing, check_out_dir
+from .errors import EXIT_CODES_HELP, BenchvaultError, ExitCode
 
 app = typer.Typer(
     help="benchvault: turn pasted LLM-inference benchmark logs (vLLM, llama.cpp, SGLang) into "
          "one SQLite warehouse you can browse (Datasette) and report on (Markdown tables).",
-    no_args_is_help=True, add_completion=False)
-console = Console(stderr=True)
+    epilog=EXIT_CODES_HELP, no_args_is_help=True, add_completion=False)
+command = functools.partial(app.command, epilog=EXIT_CODES_HELP)
 DB_OPTION = typer.Option(Path("benchvault.db"), "--db", help="SQLite warehouse file.")
 
 
@@ -32,7 +36,8 @@ def parse_tags(tags: list[str]) -> dict[str, str]:
     return out
 
 
-@app.command()
+@command()
+@guarded
 def ingest(
     paths: List[Path] = typer.Argument(..., help="Files or directories (walked for .md/.txt/.log"
                                                  "/.json/.csv/.sql...)."),
@@ -56,6 +61,8 @@ def ingest(
     from .files import FileResult, all_unchanged, expand_paths
 
     tags = parse_tags(tag)
+    if not dry_run:
+        check_for_writing(db)
     files = expand_paths(paths)
     if not (dry_run or force) and all_unchanged(db, files, paths):
         # The usual re-run: answered from sizes and times, before the parsers load.
@@ -90,7 +97,7 @@ def _report_ingest(results, as_json: bool, dry_run: bool) -> None:
     else:
         _print_summary(results, dry_run)
     if any(r.status == "error" for r in results):
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.FINDINGS)
 
 
 def _print_summary(results, dry_run: bool) -> None:
@@ -103,17 +110,18 @@ def _print_summary(results, dry_run: bool) -> None:
     table.add_column("warnings", justify="right")
     for r in results:
         other = sum(v for k, v in r.counts.items() if k not in ("serving_runs", "latency_stats"))
-        table.add_row(r.path, r.status, str(r.runs), str(other), str(r.known),
+        table.add_row(data(r.path), r.status, str(r.runs), str(other), str(r.known),
                       str(len(r.warnings)))
     console.print(table)
     for r in results:
         if r.error:
-            console.print(f"[red]error[/red] {r.error}")
+            error(r.error)
         for w in r.warnings:
-            console.print(f"[yellow]warning[/yellow] {w.where(r.path)}")
+            warning(w.where(r.path))
 
 
-@app.command()
+@command()
+@guarded
 def serve(
     db: Path = DB_OPTION,
     port: int = typer.Option(8001, "--port", help="Port to listen on."),
@@ -124,10 +132,7 @@ def serve(
     """Browse the warehouse in Datasette (read-only, with units, facets and canned queries)."""
     from .serve import run_datasette
 
-    if not db.exists():
-        console.print(f"[red]error[/red] {db}: no such database yet - run "
-                      f"`benchvault ingest FILES --db {db}` first")
-        raise typer.Exit(1)
+    check_for_reading(db)
     raise typer.Exit(run_datasette(db, host=host, port=port, open_browser=open_browser))
 
 
@@ -145,7 +150,8 @@ def _split(values: list[str]) -> list[str]:
     return [x.strip() for v in values for x in v.split(",") if x.strip()]
 
 
-@app.command()
+@command()
+@guarded
 def report(
     kind: str = typer.Argument("all", help="sweep, engines, llama-bench, llama-bench-compare, "
                                             "spec-decode, capacity, or all; the analyses slo, "
@@ -201,15 +207,20 @@ def report(
                                          "--sql chose the rows."),
 ) -> None:
     """Markdown tables (best value per column in bold) and charts from the warehouse."""
+    from jinja2 import TemplateError
+
     from .reports import ReportError
     from .reports.render import ReportOptions, build
     from .reports.update import update_file
 
+    check_for_reading(db)
+    if out is not None:
+        check_out_dir(out)
     try:
         if update:
             for path in update:
                 changed = update_file(path, db)
-                console.print(f"{path}: {'updated' if changed else 'unchanged'}")
+                note(f"{path}: {'updated' if changed else 'unchanged'}")
             return
         options = ReportOptions(
             where=where, sql=sql, columns=_split(columns), sort=_split(sort),
@@ -222,21 +233,42 @@ def report(
             charts=None if charts is None else [c for c in _split([charts]) if c != "none"])
         built: list = []
         text = build(db, [kind], options, out_dir=out, table_only=table_only, reports=built)
-    except (ReportError, OSError, ValueError) as exc:
-        console.print(f"[red]error[/red] {exc}")
-        raise typer.Exit(2)
+    except TemplateError as exc:
+        raise BenchvaultError(f"--template {template}{_template_line(exc)}: {exc}; fix the "
+                              "template (jinja2 syntax)") from None
+    except OSError as exc:
+        raise _os_failure(exc, out) from None
+    except (ReportError, ValueError) as exc:
+        raise BenchvaultError(str(exc)) from None
     if out is None:
         print(text, end="")
     else:
-        console.print(f"wrote {out / 'report.md'}")
+        note(f"wrote {out / 'report.md'}")
     regressions = sum(r.regressions for r in built)
     if fail_on_regression and regressions:
         console.print(f"[red]regression[/red] {regressions} point(s) worse than "
                       f"-{abs(threshold):g}%")
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.FINDINGS)
 
 
-@app.command()
+def _template_line(exc) -> str:
+    line = getattr(exc, "lineno", None)
+    return f":{line}" if line else ""
+
+
+def _os_failure(exc: OSError, out: Optional[Path]) -> BenchvaultError:
+    """An OSError as the user sees it: writing --out (5) or reading a file they named (2)."""
+    name = exc.filename or ""
+    why = exc.strerror or str(exc)
+    if out is not None and name and Path(name).absolute().is_relative_to(out.absolute()):
+        from .errors import cannot_write
+
+        return cannot_write(name, why)
+    return BenchvaultError(f"{name}: {why}" if name else why)
+
+
+@command()
+@guarded
 def compare(
     baseline: List[str] = typer.Option(..., "--baseline", help="Condition(s) selecting the "
                                        "baseline rows, e.g. engine=vllm (repeatable: all must "
@@ -269,8 +301,10 @@ def compare(
     from .reports.compare import compare as run_compare
 
     if not candidate and not by:
-        console.print("[red]error[/red] compare wants --candidate (repeatable) or --by")
-        raise typer.Exit(2)
+        raise BenchvaultError("compare wants --candidate (repeatable) or --by")
+    check_for_reading(db)
+    if out is not None:
+        check_out_dir(out)
     try:
         from .reports.nway import selection
 
@@ -280,14 +314,15 @@ def compare(
         text = result.markdown()
         if out is not None:
             _write_comparison(result, kind, text, out)
-    except (ReportError, OSError, ValueError) as exc:
-        console.print(f"[red]error[/red] {exc}")
-        raise typer.Exit(2)
+    except OSError as exc:
+        raise _os_failure(exc, out) from None
+    except (ReportError, ValueError) as exc:
+        raise BenchvaultError(str(exc)) from None
     print(text, end="")
     if fail_on_regression is not None and result.regressed(fail_on_regression):
         console.print(f"[red]regression[/red] {result.worst_change:.1f}% is worse than "
                       f"-{abs(fail_on_regression)}%")
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.FINDINGS)
 
 
 def _write_comparison(result, kind: str, text: str, out: Path) -> None:
@@ -303,10 +338,11 @@ def _write_comparison(result, kind: str, text: str, out: Path) -> None:
         if files:
             text += f"\n![{result.metrics[0]}]({files[0].name}) ([SVG]({files[1].name}))\n"
     (out / "compare.md").write_text(text, encoding="utf-8")
-    console.print(f"wrote {out / 'compare.md'}")
+    note(f"wrote {out / 'compare.md'}")
 
 
-@app.command()
+@command()
+@guarded
 def export(
     db: Path = DB_OPTION,
     fmt: str = typer.Option("parquet", "--format", help="csv, json (JSON lines) or parquet."),
@@ -317,19 +353,20 @@ def export(
     Spark, Trino). The database is opened read-only."""
     from .export import export as run_export
 
-    if not db.exists():
-        console.print(f"[red]error[/red] {db}: no such database")
-        raise typer.Exit(1)
+    check_for_reading(db)
+    check_out_dir(out)
     try:
         written = run_export(db, fmt, out, table or None)
+    except OSError as exc:
+        raise _os_failure(exc, out) from None
     except ValueError as exc:
-        console.print(f"[red]error[/red] {exc}")
-        raise typer.Exit(2)
+        raise BenchvaultError(str(exc)) from None
     for path in written:
-        console.print(f"wrote {path}")
+        note(f"wrote {path}")
 
 
-@app.command()
+@command()
+@guarded
 def formats() -> None:
     """List the formats benchvault reads and what it recognises them by."""
     from .parsers import all_formats
@@ -342,7 +379,8 @@ def formats() -> None:
     Console().print(table)
 
 
-@app.command()
+@command()
+@guarded
 def version() -> None:
     """Print benchvault's version."""
     print(__version__)

@@ -84,7 +84,6 @@ def export(db_path: Path, fmt: str, out_dir: Path, tables: list[str] | None = No
     """Write each table (or just ``tables``) to ``out_dir``; returns the files written."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    out_dir.mkdir(parents=True, exist_ok=True)
     conn = _readonly(db_path)
     try:
         available = exportable_tables(conn)
@@ -92,6 +91,7 @@ def export(db_path: Path, fmt: str, out_dir: Path, tables: list[str] | None = No
         missing = [t for t in chosen if t not in available]
         if missing:
             raise ValueError(f"no such table: {', '.join(missing)} (have: {', '.join(available)})")
+        out_dir.mkdir(parents=True, exist_ok=True)  # only once there is something to write
         return [export_table(conn, t, fmt, out_dir) for t in chosen]
     finally:
         conn.close()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,29 @@ from benchvault.schemas.store import connect
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 SEEDS = FIXTURES / "seeds"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def system_temp_stays_clean(tmp_path_factory):
+    """Tests write only under pytest's tmp_path: the system temp directory (tempfile's and, via
+    TMPDIR, any subprocess's) is a fresh directory under the session's base temp, and whatever
+    is left in it at the end fails the run (other people's files in /tmp never count)."""
+    scratch = tmp_path_factory.mktemp("system-temp")
+    saved_env, saved_dir = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = str(scratch)
+    tempfile.tempdir = str(scratch)
+    try:
+        yield scratch
+    finally:
+        tempfile.tempdir = saved_dir
+        if saved_env is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved_env
+    # lark's grammar cache (parsers/grammar.py, cache=True) is meant to outlive a run: a few
+    # fixed names, overwritten, never piling up.
+    left = sorted(p.name for p in scratch.iterdir() if not p.name.startswith(".lark_cache_"))
+    assert not left, f"tests left {len(left)} entries in the system temp directory: {left[:10]}"
 
 
 def ingest_into(db_path: Path, *paths: Path, tags: dict | None = None):

@@ -1,10 +1,20 @@
-"""Bad input never crashes an ingest: it becomes a warning with file:line, and nothing is lost."""
+"""Bad input never crashes an ingest: it becomes a warning with file:line, and nothing is lost.
+Bad arguments never crash a command: one line naming the thing, a documented exit code
+(benchvault/errors.py), the warehouse untouched."""
 
 from __future__ import annotations
 
+import hashlib
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
 from typer.testing import CliRunner
 
+from benchvault import files as files_module
 from benchvault.cli import app
+from benchvault.errors import ExitCode
 from conftest import SEEDS, ingest_into, rows
 
 MI300X = (SEEDS / "mi300x_llama70b_tp-pp_specdecode.md").read_text()
@@ -100,3 +110,204 @@ def test_unreadable_file_exits_1_and_keeps_the_rest(tmp_path):
     assert result.exit_code == 1
     assert rows(db, "SELECT count(*) AS n FROM serving_runs")[0]["n"] == 1
     assert '"status": "error"' in result.stdout
+
+
+# ---------------------------------------------------------------- file text is data
+
+def hostile_note(path: Path) -> Path:
+    """A llama-bench table whose cells hold rich markup and a 1 MB number."""
+    head = ("# [link=http://x]evil[/link] run\n"
+            "| model | size | params | backend | threads | test | t/s |\n"
+            "| --- | ---: | ---: | --- | ---: | ---: | ---: |\n")
+    rows_ = ["| llama 1B Q4_K | 636.18 MiB | 1.10 B | CPU | 12 | pp512 | 194.05 ± 0.65 |",
+             "| llama 1B Q4_K | 636.18 MiB | 1.10 B | CPU | [/bold] oops | pp512 | 1.0 ± 0.1 |",
+             "| llama 1B Q4_K | 636.18 MiB | 1.10 B | CPU | 12 | tg128 | [link=http://x]x |",
+             "| llama 1B Q4_K | 636.18 MiB | 1.10 B | CPU | 12 | tg128 | " + "9" * 1_000_000
+             + "x |"]
+    path.write_text(head + "\n".join(rows_) + "\n")
+    return path
+
+
+def test_file_text_reaches_the_terminal_as_text_cut_short(tmp_path):
+    note = hostile_note(tmp_path / "[bold]hostile.md")
+    db = tmp_path / "w.db"
+    result = CliRunner().invoke(app, ["ingest", str(note), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "Traceback" not in out
+    # the markup is printed as the characters it is, the file name too
+    assert "n_threads: '[/bold] oops' is not a whole number" in out
+    assert "t/s: '[link=http://x]x'" in out
+    assert "[bold]hostile.md:" in out
+    # the 1 MB cell: 200 characters and where the rest is
+    long_line = next(line for line in out.splitlines() if "9999" in line)
+    assert long_line.endswith("… (full text in unparsed_blocks)")
+    assert len(long_line) < 400
+    kept = rows(db, "SELECT line, reason, raw_text FROM unparsed_blocks ORDER BY line")
+    assert [r["line"] for r in kept] == [5, 6, 7]
+    assert "9" * 1_000_000 in kept[2]["reason"] + (kept[2]["raw_text"] or "")
+    assert rows(db, "SELECT avg_ts FROM llama_bench_results") == [{"avg_ts": 194.05}]
+
+
+def test_controls_in_file_text_are_shown_escaped():
+    from benchvault.console import shown
+
+    assert shown("a\x1b]0;title\x07b\nc\td") == "a\\x1b]0;title\\x07b\\nc d"
+    assert shown("x" * 300, more=" (more)") == "x" * 200 + "… (more)"
+
+
+# ---------------------------------------------------------------- bad arguments, every command
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def listing(folder: Path) -> set[str]:
+    """What is in ``folder`` (SQLite's own -wal/-shm aside)."""
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")
+            if not p.name.endswith(("-wal", "-shm"))}
+
+
+UNWRITABLE = Path("/proc/benchvault-nowhere")      # not writable, even by root
+
+
+@pytest.fixture
+def bench(tmp_path, seeds_db, monkeypatch):
+    """A work folder with a copy of the seeds warehouse, a note and a markdown file."""
+    db = tmp_path / "w.db"
+    shutil.copy(seeds_db, db)
+    note = tmp_path / "note.md"
+    note.write_text(ONE_BLOCK)
+    (tmp_path / "notes.md").write_text("# my notes\nnot a database\n")
+    (tmp_path / "bad.j2").write_text("{% for r in reports %}{{ r.title \n")
+    monkeypatch.chdir(tmp_path)
+    # serve must stop at its checks: never start Datasette here
+    monkeypatch.setattr("benchvault.serve.run_datasette",
+                        lambda *a, **k: pytest.fail("serve started on bad input"))
+    return tmp_path
+
+
+def locked(folder: Path, monkeypatch):
+    """The warehouse held by another connection (exclusive), with a short timeout."""
+    monkeypatch.setenv("BENCHVAULT_BUSY_TIMEOUT", "0.2")
+    holder = sqlite3.connect(folder / "w.db", isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("UPDATE sources SET name = name WHERE 0")
+    return holder
+
+
+def future(folder: Path, monkeypatch):
+    conn = sqlite3.connect(folder / "w.db")
+    conn.execute("PRAGMA user_version = 999")
+    conn.commit()
+    conn.close()
+
+
+def vanishing(folder: Path, monkeypatch):
+    """A file that is listed by the walk and gone when it is read."""
+    walk = files_module.expand_paths
+
+    def listed_then_gone(paths):
+        found = walk(paths)
+        (folder / "note.md").unlink()
+        return found
+
+    monkeypatch.setattr(files_module, "expand_paths", listed_then_gone)
+
+
+NOT_SQLITE = ["--db", "notes.md"]
+# (bad input, command line, setup, exit code); DB marks where the warehouse's --db goes.
+DB = ["--db", "w.db"]
+CASES = [
+    ("not-sqlite", ["ingest", "note.md", *NOT_SQLITE], None, ExitCode.BAD_DATABASE),
+    ("not-sqlite", ["report", "sweep", *NOT_SQLITE], None, ExitCode.BAD_DATABASE),
+    ("not-sqlite", ["compare", "--by", "engine", "--baseline", "vllm", *NOT_SQLITE], None,
+     ExitCode.BAD_DATABASE),
+    ("not-sqlite", ["export", "--out", "x", *NOT_SQLITE], None, ExitCode.BAD_DATABASE),
+    ("not-sqlite", ["serve", *NOT_SQLITE], None, ExitCode.BAD_DATABASE),
+    ("not-sqlite", ["report", "--update", "README.md", *NOT_SQLITE], None,
+     ExitCode.BAD_DATABASE),
+    ("no-database", ["serve", "--db", "nothing.db"], None, ExitCode.BAD_DATABASE),
+    ("no-database", ["report", "--db", "nothing.db"], None, ExitCode.BAD_DATABASE),
+    ("directory", ["ingest", "note.md", "--db", "."], None, ExitCode.BAD_DATABASE),
+    ("unwritable", ["ingest", "note.md", "--db", str(UNWRITABLE / "w.db")], None,
+     ExitCode.CANNOT_WRITE),
+    ("unwritable", ["ingest", "note.md", "--db", "/proc/w.db"], None, ExitCode.CANNOT_WRITE),
+    ("unwritable", ["report", "sweep", *DB, "--out", str(UNWRITABLE)], None,
+     ExitCode.CANNOT_WRITE),
+    ("unwritable", ["compare", "--by", "engine", "--baseline", "vllm", *DB, "--out",
+                    str(UNWRITABLE)], None, ExitCode.CANNOT_WRITE),
+    ("unwritable", ["export", *DB, "--out", str(UNWRITABLE)], None, ExitCode.CANNOT_WRITE),
+    ("unwritable", ["export", *DB, "--out", "note.md"], None, ExitCode.CANNOT_WRITE),
+    ("locked", ["ingest", "note.md", *DB], locked, ExitCode.BUSY),
+    ("locked", ["ingest", "note.md", *DB, "--force"], locked, ExitCode.BUSY),
+    ("locked", ["report", "sweep", *DB], locked, ExitCode.BUSY),
+    ("locked", ["compare", "--by", "engine", "--baseline", "vllm", *DB], locked, ExitCode.BUSY),
+    ("locked", ["export", *DB, "--out", "x"], locked, ExitCode.BUSY),
+    ("locked", ["serve", *DB], locked, ExitCode.BUSY),
+    ("future-schema", ["ingest", "note.md", *DB], future, ExitCode.BAD_DATABASE),
+    ("future-schema", ["report", "sweep", *DB], future, ExitCode.BAD_DATABASE),
+    ("future-schema", ["compare", "--by", "engine", "--baseline", "vllm", *DB], future,
+     ExitCode.BAD_DATABASE),
+    ("future-schema", ["export", *DB, "--out", "x"], future, ExitCode.BAD_DATABASE),
+    ("future-schema", ["serve", *DB], future, ExitCode.BAD_DATABASE),
+    ("unknown-column", ["report", "sweep", *DB, "--where", "nosuch=1"], None, ExitCode.USAGE),
+    ("unknown-column", ["compare", "--by", "engine", "--baseline", "vllm", *DB, "--where",
+                        "nosuch=1"], None, ExitCode.USAGE),
+    ("unknown-column", ["compare", "--baseline", "nosuch=1", "--candidate", "engine=vllm",
+                        *DB], None, ExitCode.USAGE),
+    ("unknown-column", ["report", "sweep", *DB, "--sort", "nosuch"], None, ExitCode.USAGE),
+    ("unknown-table", ["export", *DB, "--table", "nosuch", "--out", "x"], None, ExitCode.USAGE),
+    ("bad-template", ["report", "sweep", *DB, "--template", "bad.j2"], None, ExitCode.USAGE),
+    ("bad-template", ["report", "sweep", *DB, "--template", "missing.j2"], None,
+     ExitCode.USAGE),
+    ("bad-busy-timeout", ["ingest", "note.md", *DB], lambda f, mp: mp.setenv(
+        "BENCHVAULT_BUSY_TIMEOUT", "soon"), ExitCode.USAGE),
+    ("vanished", ["ingest", ".", *DB], vanishing, ExitCode.FINDINGS),
+    ("vanished", ["report", *DB, "--update", "gone.md"], None, ExitCode.USAGE),
+    ("vanished", ["report", "sweep", *DB, "--models", "gone.json"], None, ExitCode.USAGE),
+]
+
+
+@pytest.mark.parametrize("bad, args, setup, code", CASES,
+                         ids=[f"{c[1][0]}-{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_bad_arguments_end_in_one_line_and_an_exit_code(bench, monkeypatch, bad, args, setup,
+                                                         code):
+    holder = setup(bench, monkeypatch) if setup else None
+    before, files_before = digest(bench / "w.db"), listing(bench)
+    notes_before = digest(bench / "notes.md")
+    try:
+        result = CliRunner().invoke(app, args)
+    finally:
+        if holder is not None:
+            holder.execute("ROLLBACK")
+            holder.close()
+    out = result.output
+    assert "Traceback" not in out
+    assert result.exception is None or isinstance(result.exception, SystemExit), out
+    assert result.exit_code == code, out
+    errors = [line for line in out.splitlines() if line.startswith("error ")]
+    assert len(errors) == 1, out
+    if args[0] != "ingest" or bad != "vanished":
+        assert out.strip() == errors[0]         # nothing but that one line
+    else:
+        assert errors == ["error note.md: no such file"]
+    # nothing written, nothing lost
+    assert digest(bench / "w.db") == before
+    assert digest(bench / "notes.md") == notes_before
+    gone = {"note.md"} if bad == "vanished" and args[0] == "ingest" else set()
+    assert listing(bench) == files_before - gone
+
+
+def test_exit_codes_are_in_the_help():
+    result = CliRunner().invoke(app, ["ingest", "--help"], terminal_width=200)
+    assert "Exit codes: 0 ok; 1 findings" in " ".join(result.output.split())
+
+
+def test_a_new_warehouse_records_its_schema_version(tmp_path):
+    from benchvault.dbfile import SCHEMA_VERSION
+
+    db = tmp_path / "w.db"
+    ingest_into(db, SEEDS / "mi300x_llama70b_tp-pp_specdecode.md")
+    assert rows(db, "PRAGMA user_version") == [{"user_version": SCHEMA_VERSION}]

@@ -12,6 +12,8 @@ import typing
 from pathlib import Path
 from typing import Any, Union
 
+from ..dbfile import SCHEMA_VERSION, busy_timeout
+from ..errors import bad_database
 from . import models
 from .models import Row, json_safe
 
@@ -59,7 +61,6 @@ INDEXES = (
     ("serving_runs", ("max_concurrency",), False), ("serving_runs", ("section",), False),
     ("serving_runs", ("label",), False), ("serving_runs", ("tags",), False),
 )
-BUSY_TIMEOUT_MS = 600_000  # concurrent ingests wait for each other's per-file transactions
 
 
 def row_models() -> list[type[Row]]:
@@ -110,12 +111,15 @@ def columns(model: type[Row]) -> dict[str, type]:
 
 
 def connect(path: str | Path) -> sqlite_utils.Database:
-    """Open (creating if needed) the warehouse with WAL and a long busy timeout."""
-    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    """Open (creating if needed) the warehouse with WAL and a long busy timeout
+    (BENCHVAULT_BUSY_TIMEOUT seconds, see dbfile.busy_timeout)."""
+    timeout = busy_timeout()
+    started = time.monotonic()
+    conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None)
     db = sqlite_utils.Database(conn)
     if str(path) != ":memory:":
         db.execute("PRAGMA journal_mode=WAL")
-    db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    db.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
     db.execute("PRAGMA foreign_keys=ON")
     for attempt in range(50):
         try:
@@ -123,8 +127,10 @@ def connect(path: str | Path) -> sqlite_utils.Database:
             break
         except sqlite3.OperationalError as exc:
             # Processes creating a new database at once: SQLite answers "locked" without
-            # waiting while the file switches to WAL; wait and try again.
-            if "locked" not in str(exc) or attempt == 49:
+            # waiting while the file switches to WAL; wait and try again (within the timeout).
+            if ("locked" not in str(exc) or attempt == 49
+                    or time.monotonic() - started >= timeout):
+                db.close()
                 raise
             time.sleep(0.02 * (attempt + 1))
     return db
@@ -135,7 +141,14 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
     # writes can be refused at once with "database is locked"; BEGIN IMMEDIATE waits).
     db.execute("BEGIN IMMEDIATE")
     try:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise bad_database(f"{_file_of(db)}: written by a newer benchvault (schema "
+                               f"{version}, this one knows up to {SCHEMA_VERSION}); upgrade "
+                               "benchvault or use another --db")
         _ensure_tables(db)
+        if version < SCHEMA_VERSION:
+            db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
@@ -148,6 +161,11 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
     from .views import ensure_views  # views need the tables above
 
     ensure_views(db)
+
+
+def _file_of(db: sqlite_utils.Database) -> str:
+    return next((row[2] for row in db.execute("PRAGMA database_list") if row[1] == "main"),
+                "the database") or ":memory:"
 
 
 def _ensure_tables(db: sqlite_utils.Database) -> None:

@@ -51,14 +51,16 @@ class Report:
 
 
 def ingest(path: Path) -> sqlite3.Connection:
-    """A throwaway warehouse holding only ``path``."""
-    tmp = Path(tempfile.mkdtemp(prefix="contract-")) / "w.db"
-    db = connect(tmp)
-    try:
-        ingest_paths(db, expand_paths([path]), None)
-    finally:
-        db.close()
-    conn = sqlite3.connect(tmp)
+    """A throwaway warehouse holding only ``path``: built in a scratch directory that is gone
+    on return, copied into memory (a caller owns no file to clean up)."""
+    with tempfile.TemporaryDirectory(prefix="contract-") as tmp:
+        db = connect(Path(tmp) / "w.db")
+        try:
+            ingest_paths(db, expand_paths([path]), None)
+            conn = sqlite3.connect(":memory:")
+            db.conn.backup(conn)
+        finally:
+            db.close()
     conn.row_factory = sqlite3.Row
     return conn
 
