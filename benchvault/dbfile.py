@@ -76,7 +76,14 @@ def _check_existing(path: Path) -> None:
 
 
 def schema_version(path: Path) -> int:
-    """PRAGMA user_version, read without writing anything."""
+    """PRAGMA user_version, read without writing anything: from the file header (offset
+    60) unless a write-ahead log may hold a newer page 1 (a read-only connection would
+    leave a -wal file beside a database that had none, e.g. one Datasette serves)."""
+    if not Path(str(path) + "-wal").exists():
+        with open(path, "rb") as fh:
+            header = fh.read(100)
+        if len(header) == 100:
+            return int.from_bytes(header[60:64], "big", signed=True)
     timeout = busy_timeout()
     uri = "file:" + urllib.request.pathname2url(str(path.resolve())) + "?mode=ro"
     try:
