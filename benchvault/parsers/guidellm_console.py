@@ -382,7 +382,8 @@ FORMAT = BlockFormat(
     max_lines=2000,
     build=build,
     commands=COMMANDS,
-    preamble=re.compile(r"^\S*\s*\w+ (backend validated with model)\s+(\S+)"),
+    # Bounded: a 1 MB line must not cost a quadratic backtrack.
+    preamble=re.compile(r"^(?:\S{1,8}\s{1,4})?\w{1,64} (backend validated with model)\s+(\S+)"),
     preamble_markers=("validated with model",),
     continues=continues,
     restarts=False,

@@ -421,7 +421,7 @@ FORMAT = BlockFormat(
               "ik_llama.cpp llama-bench"),
     markers=("t/s",),
     # `| model | ... | test | t/s |`, or rendered-and-re-pasted `model | ... | test | t/s`
-    start=re.compile(r"^(?=\s*(?:\|.*)?\|?\s*model\s*\|)(?=.*\|\s*test\s*\|)"
+    start=re.compile(r"^(?=(?:.*\|)?\s*model\s*\|)(?=.*\|\s*test\s*\|)"
                      r"(?=.*\|\s*t/s\s*(?:\||$))", re.I),
     end=None,
     max_lines=100_000,

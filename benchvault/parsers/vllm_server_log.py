@@ -16,6 +16,7 @@ dated line of the same launch when it has one.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -81,13 +82,18 @@ def seconds_between(first: LogTime, last: LogTime, year: int | None = None) -> f
     return (end - start).total_seconds()
 
 
+@functools.lru_cache(maxsize=None)
+def _int_columns(model: type) -> frozenset[str]:
+    return frozenset(column for column, field in fields_of(model).items()
+                     if "int" in str(field.annotation))
+
+
 def row_from_log_line(model: type, log: LogLine, context: Context, columns: dict[str, Any],
                       extra: dict[str, Any], **fields: Any) -> Any:
     """A ``model`` row from a parsed log message: counts made whole numbers (the model's int
     columns), with the line's time and the context every such row carries."""
-    for column, field in fields_of(model).items():
-        if column in columns and "int" in str(field.annotation):
-            columns[column] = whole_number(columns[column], column)
+    for column in _int_columns(model).intersection(columns):
+        columns[column] = whole_number(columns[column], column)
     return model(logged_at=log.time.text() if log.time else None, section=context.section_text,
                  label=context.label_or_heading, tags=context.tags or None,
                  extra=extra or None, **fields, **columns)

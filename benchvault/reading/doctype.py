@@ -20,9 +20,10 @@ HEAD_LINES = 2000
 
 FENCE = re.compile(r"^\s{0,3}(?:`{3,}|~{3,})")
 ATX_HEADING = re.compile(r"^#{1,6}[ \t]+\S")
-TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$")
+# No two adjacent optional-whitespace runs: a long blank run must not backtrack quadratically.
+TABLE_SEPARATOR = re.compile(r"^\s*(?:\|\s*)?:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+(?:\|\s*)?$")
 HTML_TABLE = re.compile(r"<table\b", re.IGNORECASE)
-LINK = re.compile(r"\[[^\]\n]+\]\([^)\s]+\)")
+LINK = re.compile(r"\[[^\[\]\n]+\]\([^)\s]+\)")
 LIST_ITEM = re.compile(r"^\s{0,3}(?:[*+-]|\d+[.)])[ \t]+\S")
 EMPHASIS = re.compile(r"\*\*[^*\n]+\*\*")
 # What only a program writes: log records (`INFO 01-05 11:32:46 [...]`, `[2025-01-05 ...]`,

@@ -35,6 +35,17 @@ _PLAIN = (str, int, float, bool, type(None))
 _UNCACHEABLE = object()
 
 
+class _Refused:
+    """A shape the grammar refuses whatever its numbers (the text and its sentinel probe both
+    failed): the refusal is given again without parsing -- e.g. a log line joined with the
+    prose after it, tried as a wrapped record on every repeat."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception):
+        self.error = error
+
+
 _NONZERO_DIGITS = str.maketrans("23456789", "11111111")
 _NONZERO_DIGIT = re.compile("[1-9]")
 
@@ -138,6 +149,12 @@ class _Constant:
         return self.value
 
 
+def _probe(pieces: list[str], slots: list[str]) -> str:
+    """The text with every slot replaced by its sentinel."""
+    return "".join(p if i % 2 == 0 else _sentinel(i // 2, slots[i // 2])
+                   for i, p in enumerate(pieces))
+
+
 def _same(a: Any, b: Any) -> bool:
     """Equal values of the same types all the way down (1 == 1.0 == True is not enough)."""
     if type(a) is not type(b):
@@ -197,9 +214,17 @@ class Memo:
         template = self.shapes.get(key)
         if template is None:
             self.misses += 1
-            result = self.parse(text)       # a parse error propagates and nothing is kept
+            try:
+                result = self.parse(text)
+            except Exception as error:
+                if self._refused_whatever_numbers(pieces, slots) and self._room(len(key)):
+                    self.shapes[key] = _Refused(error)
+                raise
             if self._room(len(key)):
                 self.shapes[key] = template = self._template(pieces, slots, result)
+        elif type(template) is _Refused:
+            self.hits += 1
+            raise template.error.with_traceback(None)
         elif template is not _UNCACHEABLE:
             self.hits += 1
             result = template(slots)
@@ -209,13 +234,19 @@ class Memo:
             self.layouts[layout] = (template, *_spans(pieces))
         return result
 
+    def _refused_whatever_numbers(self, pieces: list[str], slots: list[str]) -> bool:
+        try:
+            self.parse(_probe(pieces, slots))
+        except Exception:
+            return True
+        return False
+
     def _template(self, pieces: list[str], slots: list[str], result: Any) -> Any:
         if not _plain(result):
             return _UNCACHEABLE
         probe_slots = [_sentinel(i, s) for i, s in enumerate(slots)]
-        probe = "".join(p if i % 2 == 0 else probe_slots[i // 2] for i, p in enumerate(pieces))
         try:
-            probe_out = self.parse(probe)
+            probe_out = self.parse(_probe(pieces, slots))
         except Exception:  # the sentinels do not parse: this shape is parsed every time
             return _UNCACHEABLE
         if not _plain(probe_out):

@@ -25,6 +25,9 @@ except ImportError:  # pragma: no cover
 # Bytes a cleaning step (lines.clean_line) could turn into a marker: ANSI codes split words;
 # ftfy maps fullwidth letters and ligatures to ASCII, so every non-ASCII line is looked at.
 _NON_ASCII = re.compile(rb"[\x80-\xff]")
+# The `|` of a table, not of a chat template's special token (`<|begin_of_text|>` in every
+# `Received request ... prompt:` line a vLLM server logs): one in ten lines of a server log.
+_TABLE_PIPE = rb"(?:^|[^<\n])\|(?:[^>\n]|$)"
 
 
 def _shortest(markers: set[bytes]) -> list[bytes]:
@@ -45,15 +48,16 @@ class Prefilter:
         self.markers = (tuple(exact), tuple(folded))
         self._database = None
         if hyperscan is not None and use_hyperscan:
-            patterns = [re.escape(m) for m in exact] + [re.escape(m) for m in folded]
-            flags = [0] * len(exact) + [hyperscan.HS_FLAG_CASELESS] * len(folded)
+            patterns = [_pattern(m) for m in exact] + [re.escape(m) for m in folded]
+            flags = [hyperscan.HS_FLAG_MULTILINE] * len(exact) \
+                + [hyperscan.HS_FLAG_CASELESS] * len(folded)
             self._database = hyperscan.Database()
             self._database.compile(expressions=patterns, ids=list(range(len(patterns))),
                                    elements=len(patterns), flags=flags)
         else:
-            alternatives = [re.escape(m) for m in exact]
+            alternatives = [_pattern(m) for m in exact]
             alternatives += [b"(?i:" + re.escape(m) + b")" for m in folded]
-            self._regex = re.compile(b"|".join(alternatives))
+            self._regex = re.compile(b"|".join(alternatives), re.M)
 
     def _marker_ends(self, chunk: bytes, end: int) -> list[int]:
         view = memoryview(chunk)[:end]
@@ -80,6 +84,10 @@ class Prefilter:
             line_end = chunk.find(b"\n", hit, end)
             line_end = end if line_end < 0 else line_end
         return starts
+
+
+def _pattern(marker: bytes) -> bytes:
+    return _TABLE_PIPE if marker == b"|" else re.escape(marker)
 
 
 def _first_non_ascii_per_line(chunk: bytes, end: int) -> Iterator[int]:
