@@ -10,11 +10,12 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
+                           TransferSpeedColumn)
 from rich.table import Table
 
 from . import __version__
-from .console import console, data, error, guarded, note, warning
+from .console import console, data, error, guarded, note, shown, warning
 from .dbfile import check_for_reading, check_for_writing, check_out_dir
 from .errors import EXIT_CODES_HELP, BenchvaultError, ExitCode
 
@@ -68,7 +69,7 @@ def ingest(
         # The usual re-run: answered from sizes and times, before the parsers load.
         _report_ingest([FileResult(str(f), status="unchanged") for f in files], as_json, dry_run)
         return
-    from .ingest import forget_missing, ingest_paths
+    from .ingest import forget_missing
     from .schemas.store import connect
 
     database = connect(":memory:" if dry_run else db)
@@ -76,16 +77,43 @@ def ingest(
     results = [] if dry_run else forget_missing(database, paths)
     removed = {Path(r.path) for r in results}
     files = [f for f in files if f.resolve() not in removed]
-    with Progress(TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
-                  disable=as_json or not console.is_terminal) as progress:
-        task = progress.add_task("", total=len(files))
-
-        def advance(result):
-            progress.update(task, advance=1, description=Path(result.path).name)
-
-        results += ingest_paths(database, files, tags, on_file=advance, force=force)
+    results += _ingest_with_progress(database, files, tags, force, quiet=as_json)
     _report_ingest(results, as_json, dry_run)
+
+
+def _ingest_with_progress(database, files: list[Path], tags, force: bool, quiet: bool):
+    """Progress by bytes (MB done, MB/s, ETA: one big log moves the bar) and by files; shown
+    only on a terminal."""
+    from .ingest import ingest_paths
+
+    sizes = [_size(f) for f in files]
+    done = {"files": 0, "bytes": 0}
+    with Progress(TextColumn("[bold]ingest"), BarColumn(), DownloadColumn(),
+                  TransferSpeedColumn(), TimeRemainingColumn(),
+                  TextColumn("{task.fields[files]}  {task.description}", markup=False),
+                  console=console,
+                  disable=quiet or not console.is_terminal) as progress:
+        task = progress.add_task("", total=sum(sizes) or 1, files=f"0/{len(files)} files")
+
+        def read(n: int) -> None:
+            progress.update(task, advance=n)
+
+        def advance(result) -> None:
+            # Unchanged and whole-file formats report no bytes: the file's size moves the bar.
+            done["bytes"] += sizes[done["files"]]
+            done["files"] += 1
+            progress.update(task, completed=done["bytes"],
+                            files=f"{done['files']}/{len(files)} files",
+                            description=shown(Path(result.path).name, 60))
+
+        return ingest_paths(database, files, tags, on_file=advance, force=force, on_bytes=read)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _report_ingest(results, as_json: bool, dry_run: bool) -> None:

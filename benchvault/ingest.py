@@ -150,7 +150,8 @@ def _stamp(parsed: Parsed, start: int, end: int, text: str) -> None:
 
 
 def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | None = None,
-                force: bool = False) -> FileResult:
+                force: bool = False, on_bytes: Callable[[int], None] | None = None
+                ) -> FileResult:
     """Ingest one file in one transaction; an unchanged file is skipped.
 
     Unchanged means: the same size and modification time as when it was read (like make and
@@ -187,7 +188,7 @@ def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | No
             touched, configs = forget_source(db, existing["id"])
             store.delete_source(db, existing["id"])
             result.status = "replaced"
-        report = ReadReport()
+        report = ReadReport(on_bytes=on_bytes)
         source = Source(path=abspath, name=path.name, sha256="", size=stat.st_size,
                         mtime_ns=stat.st_mtime_ns,
                         ingested_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -318,7 +319,8 @@ def forget_missing(db: sqlite_utils.Database, arguments: Iterable[str | Path]
 def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path],
                  tags: dict[str, str] | None = None,
                  on_file: Callable[[FileResult], None] | None = None,
-                 force: bool = False) -> list[FileResult]:
+                 force: bool = False, on_bytes: Callable[[int], None] | None = None
+                 ) -> list[FileResult]:
     results = []
     for path in paths:
         if path.is_dir() or not os.access(path, os.R_OK) and path.exists():
@@ -327,7 +329,7 @@ def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path],
         elif not path.exists():
             result = FileResult(str(path), status="error", error=f"{path}: no such file")
         else:
-            result = ingest_file(db, path, tags, force=force)
+            result = ingest_file(db, path, tags, force=force, on_bytes=on_bytes)
         results.append(result)
         if on_file:
             on_file(result)

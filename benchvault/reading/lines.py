@@ -46,6 +46,8 @@ class ReadReport:
     encoding: str = "utf-8"
     binary: bool = False
     fallback_lines: list[int] = field(default_factory=list)
+    # Told how many bytes each chunk read: a progress bar by bytes on a big file.
+    on_bytes: Callable[[int], None] | None = None
 
 
 def clean_line(text: str) -> str:
@@ -148,6 +150,8 @@ class LineSource:
         self.first = False
         self.pos = 0
         self.buf, self.end = data, end
+        if self.report.on_bytes is not None:
+            self.report.on_bytes(end)
         self.candidates = self.prefilter.candidates(data, end) if self.prefilter else []
         self.next_candidate = 0
         return True
