@@ -4,6 +4,8 @@ PY := $(VENV)/bin/python
 BV := $(VENV)/bin/benchvault
 DEMO_DB ?= demo.db
 PORT ?= 8001
+DEMO_CAPTURES = $(shell find fixtures/contract/vllm-* fixtures/contract/llama.cpp-* -type f \
+                  ! -name '*.truth.json' ! -name ABOUT.json | sort)
 
 .PHONY: install test demo bench contract clean
 
@@ -20,7 +22,9 @@ test: install
 
 demo: install
 	rm -f $(DEMO_DB)
-	$(BV) ingest fixtures --db $(DEMO_DB)
+	@# The product's own inputs: the seed notes and the real-tool captures (not the test
+	@# fixtures, not the contract's truth files).
+	$(BV) ingest fixtures/seeds $(DEMO_CAPTURES) --db $(DEMO_DB)
 	$(BV) report all --db $(DEMO_DB) --out report
 	$(BV) serve --db $(DEMO_DB) --port $(PORT)
 
