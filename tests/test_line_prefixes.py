@@ -57,3 +57,20 @@ def test_every_prefix_reads_like_the_original(capture, tmp_path):
         got = content(db, drop)
         for table in TABLES:
             assert got[table] == want[table], (prefix, table)
+
+
+def test_a_wide_paste_does_not_hide_a_wrapped_one_after_it(tmp_path):
+    """Lines shorter than a whole line read before them are not taken for wrap cuts (the
+    terminal was wider), but only within one paste: a later fence starts over."""
+    wrapped = (FIXTURES / "engine_stats/derived-wrapped-100-cols-issue14226.log").read_text()
+    whole = ("INFO 03-05 18:46:58 loggers.py:78] Avg prompt throughput: 12.5 tokens/s, Avg "
+             "generation throughput: 40.1 tokens/s, Running: 2 reqs, Waiting: 0 reqs, GPU KV "
+             "cache usage: 0.9%, Prefix cache hit rate: 0.0%")
+    note = tmp_path / "two-terminals.md"
+    note.write_text(f"# wide terminal\n\n```\n{whole}\n```\n\n# narrow pane\n\n```\n{wrapped}```\n")
+    ingest_into(tmp_path / "w.db", note)
+    ingest_into(tmp_path / "alone.db", FIXTURES / "engine_stats/derived-wrapped-100-cols-issue14226.log")
+    rows, alone = (content(tmp_path / db)["engine_stats"] for db in ("w.db", "alone.db"))
+    assert len(alone) >= 2 and len(rows) == 1 + len(alone)
+    assert rows[0][5] == 12.5   # avg prompt throughput of the whole line
+    assert [r[3:] for r in rows[1:]] == [r[3:] for r in alone]  # the headings differ

@@ -136,6 +136,9 @@ class Segmenter:
         self.run_broke = False   # the line just read ended such a run
         self.wrap_markers = tuple({m for f in self.line_formats for m in f.markers})
         self.wrap_cuts: list[tuple[int, int, str]] = []   # wraps that cut a number in two
+        # The longest line-format line read whole since the last fence or heading: a terminal
+        # that printed it unwrapped is wider than any shorter line, which was not cut then.
+        self.widest_whole = 0
         self.lookahead = False   # logical_lines holds a line read ahead of the one it gave
 
     # -- joining wrapped lines -------------------------------------------------------------
@@ -213,6 +216,7 @@ class Segmenter:
                 break
         else:
             take = 1
+            self.widest_whole = max(self.widest_whole, len(pieces[0][1]))
             yield pieces[0][0], pieces[0][0], pieces[0][1]
         for lineno, text in pieces[take:]:
             yield lineno, lineno, text
@@ -221,7 +225,8 @@ class Segmenter:
     def _may_wrap(self, text: str) -> bool:
         """A line as long as a terminal is wide that one of the line formats reads: the next
         line may be its end, cut off by the wrap."""
-        return len(text) >= WRAP_MIN_WIDTH and any(m in text for m in self.wrap_markers) \
+        return len(text) >= max(WRAP_MIN_WIDTH, self.widest_whole) \
+            and any(m in text for m in self.wrap_markers) \
             and not _opens_repr(text) and any(f.matches(text) for f in self.line_formats)
 
     def _reads(self, text: str) -> bool:
@@ -278,6 +283,7 @@ class Segmenter:
     def _heading(self, level: int, text: str) -> None:
         text = ENTITY_RE.sub(" ", MARKDOWN_EMPHASIS_RE.sub("", HTML_TAG_RE.sub("", text)))
         text = re.sub(r"\s+", " ", text).strip()
+        self.widest_whole = 0
         while self.heading_levels and self.heading_levels[-1] >= level:
             self.heading_levels.pop()
             self.ctx.section.pop()
@@ -314,6 +320,7 @@ class Segmenter:
     def _context_line(self, start: int, text: str) -> None:
         if FENCE_RE.match(text):
             self.in_fence = not self.in_fence
+            self.widest_whole = 0   # another paste, maybe from another terminal
             self.capture = False
             self.ctx.fenced = self.in_fence or not self.markdown
             return
