@@ -47,6 +47,9 @@ def ingest(
                                                     "files (repeatable), e.g. --tag gpu=MI300X."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Parse and report, write nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
+    jobs: int = typer.Option(0, "--jobs", "-j", min=0,
+                             help="Worker processes that parse small files while one process "
+                                  "writes (0: one per core, up to 4; 1: no workers)."),
     force: bool = typer.Option(False, "--force", help="Re-read files even when unchanged (a file "
                                                       "is unchanged when its size and "
                                                       "modification time, or else its SHA-256, "
@@ -77,14 +80,15 @@ def ingest(
     results = [] if dry_run else forget_missing(database, paths)
     removed = {Path(r.path) for r in results}
     files = [f for f in files if f.resolve() not in removed]
-    results += _ingest_with_progress(database, files, tags, force, quiet=as_json)
+    results += _ingest_with_progress(database, files, tags, force, quiet=as_json, jobs=jobs)
     _report_ingest(results, as_json, dry_run)
 
 
-def _ingest_with_progress(database, files: list[Path], tags, force: bool, quiet: bool):
+def _ingest_with_progress(database, files: list[Path], tags, force: bool, quiet: bool,
+                          jobs: int = 0):
     """Progress by bytes (MB done, MB/s, ETA: one big log moves the bar) and by files; shown
     only on a terminal."""
-    from .ingest import ingest_paths
+    from .ingest import default_jobs, ingest_paths
 
     sizes = [_size(f) for f in files]
     done = {"files": 0, "bytes": 0}
@@ -106,7 +110,8 @@ def _ingest_with_progress(database, files: list[Path], tags, force: bool, quiet:
                             files=f"{done['files']}/{len(files)} files",
                             description=shown(Path(result.path).name, 60))
 
-        return ingest_paths(database, files, tags, on_file=advance, force=force, on_bytes=read)
+        return ingest_paths(database, files, tags, on_file=advance, force=force, on_bytes=read,
+                            jobs=jobs or default_jobs(files))
 
 
 def _size(path: Path) -> int:

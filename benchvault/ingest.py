@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
@@ -150,13 +151,14 @@ def _stamp(parsed: Parsed, start: int, end: int, text: str) -> None:
 
 
 def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | None = None,
-                force: bool = False, on_bytes: Callable[[int], None] | None = None
-                ) -> FileResult:
+                force: bool = False, on_bytes: Callable[[int], None] | None = None,
+                parsed: "Parsing | None" = None) -> FileResult:
     """Ingest one file in one transaction; an unchanged file is skipped.
 
     Unchanged means: the same size and modification time as when it was read (like make and
     rsync), or, when only the time differs, the same SHA-256.  A new or changed file is hashed
-    in a thread while it is parsed, so the hash costs no time on a second core.
+    in a thread while it is parsed, so the hash costs no time on a second core.  ``parsed``:
+    the file's items as a worker process read them (see ingest_paths), instead of reading here.
     """
     abspath = str(path.resolve())
     result = FileResult(str(path))
@@ -181,20 +183,21 @@ def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | No
             result.status = "unchanged"
             db.execute("COMMIT")
             return result
-        digest = FileDigest(path)
+        digest = FileDigest(path, stat.st_size)
         touched: set[int] = set()
         configs: set[int] = set()
         if existing:
             touched, configs = forget_source(db, existing["id"])
             store.delete_source(db, existing["id"])
             result.status = "replaced"
-        report = ReadReport(on_bytes=on_bytes)
+        report = parsed.report if parsed is not None else ReadReport(on_bytes=on_bytes)
         source = Source(path=abspath, name=path.name, sha256="", size=stat.st_size,
                         mtime_ns=stat.st_mtime_ns,
                         ingested_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                         parser_version=__version__, tags=tags or None)
         source_id = store.insert(db, source)
-        touched |= _write_rows(db, source_id, parse_file(path, tags, report), result)
+        items = parsed.items if parsed is not None else parse_file(path, tags, report)
+        touched |= _write_rows(db, source_id, items, result)
         refresh_configurations(db, touched, configs)
         sha, size = digest.result()
         if size == 0:
@@ -316,21 +319,91 @@ def forget_missing(db: sqlite_utils.Database, arguments: Iterable[str | Path]
     return results
 
 
+# Files up to this size are parsed in worker processes when there are several; a bigger one
+# is read in the writer, streaming, so that its rows are never all in memory at once.
+PARALLEL_MAX_BYTES = 8 << 20
+
+
+@dataclass
+class Parsing:
+    """What a worker process read from one file: its items in file order and its ReadReport."""
+
+    items: list
+    report: ReadReport
+
+
+def _parse_whole(path: str, tags: dict[str, str] | None) -> Parsing:
+    report = ReadReport()
+    return Parsing(list(parse_file(Path(path), tags, report)), report)
+
+
+def default_jobs(paths: list[Path]) -> int:
+    return max(1, min(len(paths), os.cpu_count() or 1, 4))
+
+
 def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path],
                  tags: dict[str, str] | None = None,
                  on_file: Callable[[FileResult], None] | None = None,
-                 force: bool = False, on_bytes: Callable[[int], None] | None = None
-                 ) -> list[FileResult]:
+                 force: bool = False, on_bytes: Callable[[int], None] | None = None,
+                 jobs: int = 1) -> list[FileResult]:
+    """Ingest ``paths`` in order.  With ``jobs`` > 1, small changed files are parsed by that
+    many worker processes while this one writes (SQLite has one writer): the order of
+    writing, and so of identity decisions, stays the order of ``paths``."""
+    paths = list(paths)
+    pool, pending = None, {}
+    if jobs > 1 and len(paths) > 1:
+        pool, pending = _start_parsing(db, paths, tags, force, jobs)
     results = []
-    for path in paths:
-        if path.is_dir() or not os.access(path, os.R_OK) and path.exists():
-            result = FileResult(str(path), status="error",
-                                error=f"{path}: not a readable file")
-        elif not path.exists():
-            result = FileResult(str(path), status="error", error=f"{path}: no such file")
-        else:
-            result = ingest_file(db, path, tags, force=force, on_bytes=on_bytes)
-        results.append(result)
-        if on_file:
-            on_file(result)
+    try:
+        for path in paths:
+            if path.is_dir() or not os.access(path, os.R_OK) and path.exists():
+                result = FileResult(str(path), status="error",
+                                    error=f"{path}: not a readable file")
+            elif not path.exists():
+                result = FileResult(str(path), status="error", error=f"{path}: no such file")
+            else:
+                future = pending.pop(path, None)
+                result = ingest_file(db, path, tags, force=force, on_bytes=on_bytes,
+                                     parsed=_worker_result(future, path))
+            results.append(result)
+            if on_file:
+                on_file(result)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     return results
+
+
+def _start_parsing(db, paths: list[Path], tags, force: bool, jobs: int):
+    """Submit every small file that is not stored as it is now to a pool of workers."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    todo = []
+    for path in paths:
+        try:
+            stat = path.stat()
+            if not path.is_file() or stat.st_size > PARALLEL_MAX_BYTES:
+                continue
+            if not force and stat_says(_existing(db, str(path.resolve())), stat) is True:
+                continue
+        except OSError:
+            continue
+        todo.append(path)
+    if len(todo) < 2:
+        return None, {}
+    # fork: the workers start with the grammars and models this process has imported.
+    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    return pool, {path: pool.submit(_parse_whole, str(path), tags) for path in todo}
+
+
+def _worker_result(future, path: Path) -> Parsing | None:
+    """The worker's reading of ``path``, or None to read it here (no worker took it, or the
+    worker died: reading it here gives the same rows, or the error with its file:line)."""
+    if future is None:
+        return None
+    try:
+        return future.result()
+    except Exception:   # a worker killed or unpicklable item: this process reads it
+        return None

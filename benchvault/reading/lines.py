@@ -244,10 +244,17 @@ def file_digest(path: Path) -> tuple[str, int]:
 
 class FileDigest:
     """``file_digest(path)`` computed in a thread (hashlib lets go of the GIL while it hashes,
-    so on a second core it costs the reader nothing)."""
+    so on a second core it costs the reader nothing).  A small file is hashed at once: a
+    thread would cost more than its hash."""
 
-    def __init__(self, path: Path):
+    INLINE_BYTES = 1 << 20
+
+    def __init__(self, path: Path, size: int | None = None):
         self._outcome: tuple[str, int] | UnreadableFile | None = None
+        self._thread: threading.Thread | None = None
+        if size is not None and size < self.INLINE_BYTES:
+            self._run(path)
+            return
         self._thread = threading.Thread(target=self._run, args=(path,), daemon=True)
         self._thread.start()
 
@@ -258,7 +265,8 @@ class FileDigest:
             self._outcome = exc
 
     def result(self, wait_only: bool = False) -> tuple[str, int]:
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         if isinstance(self._outcome, UnreadableFile) and not wait_only:
             raise self._outcome
         return self._outcome  # type: ignore[return-value]

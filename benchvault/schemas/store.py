@@ -119,6 +119,9 @@ def connect(path: str | Path) -> sqlite_utils.Database:
     db = sqlite_utils.Database(conn)
     if str(path) != ":memory:":
         db.execute("PRAGMA journal_mode=WAL")
+        # WAL + NORMAL cannot corrupt the file; a power cut may lose the last files' commits,
+        # which a re-ingest redoes. FULL would fsync once per file ingested.
+        db.execute("PRAGMA synchronous=NORMAL")
     db.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
     db.execute("PRAGMA foreign_keys=ON")
     for attempt in range(50):

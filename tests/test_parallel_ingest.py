@@ -1,0 +1,69 @@
+"""Worker processes parse, one process writes: the warehouse is the same as a serial ingest."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from conftest import FIXTURES
+from benchvault.files import expand_paths
+from benchvault.ingest import ingest_paths
+from benchvault.schemas.store import connect
+
+TABLES = ("serving_runs", "sightings", "latency_stats", "llama_bench_results",
+          "server_launches", "engine_stats", "spec_decode_metrics", "unparsed_blocks",
+          "configurations")
+
+
+def _warehouse(db_path, files, jobs):
+    db = connect(db_path)
+    try:
+        results = ingest_paths(db, files, jobs=jobs)
+    finally:
+        db.close()
+    conn = sqlite3.connect(db_path)
+    try:
+        tables = {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in TABLES}
+    finally:
+        conn.close()
+    return results, tables
+
+
+def test_workers_store_what_one_process_stores(tmp_path):
+    files = expand_paths([FIXTURES / "seeds", FIXTURES / "vllm_serving", FIXTURES / "llama_bench",
+                          FIXTURES / "vllm_server", FIXTURES / "serving_result_json"])
+    serial, one = _warehouse(tmp_path / "serial.db", files, jobs=1)
+    parallel, two = _warehouse(tmp_path / "parallel.db", files, jobs=2)
+    assert [(r.path, r.status, r.counts, len(r.warnings)) for r in parallel] == \
+        [(r.path, r.status, r.counts, len(r.warnings)) for r in serial]
+    assert sum(r.runs for r in serial) >= 38 and len(one["llama_bench_results"]) > 100
+    for table in TABLES:
+        assert two[table] == one[table], table
+
+
+def test_unchanged_files_are_not_sent_to_workers(tmp_path):
+    files = expand_paths([FIXTURES / "seeds"])
+    db = connect(tmp_path / "w.db")
+    try:
+        ingest_paths(db, files, jobs=2)
+        again = ingest_paths(db, files, jobs=2)
+    finally:
+        db.close()
+    assert {r.status for r in again} == {"unchanged"}
+
+
+def test_workers_really_parse(tmp_path):
+    """The workers' results are used, not quietly re-read here after a pickling failure."""
+    from benchvault.ingest import _start_parsing
+
+    files = expand_paths([FIXTURES / "seeds", FIXTURES / "serving_result_json"])
+    db = connect(tmp_path / "w.db")
+    try:
+        pool, pending = _start_parsing(db, files, None, False, 2)
+        try:
+            assert set(pending) == set(files)
+            parsed = {p.name: f.result() for p, f in pending.items()}   # raises if one failed
+        finally:
+            pool.shutdown()
+    finally:
+        db.close()
+    assert len(parsed["strix-halo_vllm-vs-llamacpp.md"].items) > 20
