@@ -28,8 +28,15 @@ demo: install
 	$(BV) report all --db $(DEMO_DB) --out report
 	$(BV) serve --db $(DEMO_DB) --port $(PORT)
 
+# The speed issue's figures in one run: a 1 GB server log (BENCH_MB=100 for a quick look)
+# beside grep and the naive loop, blocks/s on the blocks-only log, many files on both cores,
+# and a 100k-run warehouse.
+BENCH_MB ?= 1000
 bench: install
-	$(PY) bench/ingest_speed.py
+	$(PY) bench/server_log_speed.py --size-mb $(BENCH_MB)
+	$(PY) bench/ingest_speed.py --size-mb 200 --chatter-mb 0
+	$(PY) bench/many_files.py
+	$(PY) bench/scale.py
 
 # Real llama-bench / vLLM runs of tests/contract/matrix.toml (heavy: GBs under .contract/, not
 # part of `make test`); `make contract VERSIONS=llama.cpp-0.3.36` runs one version.
