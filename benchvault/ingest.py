@@ -63,7 +63,7 @@ def parse_file(path: Path, tags: dict[str, str] | None = None,
 
 
 def _segments(segmenter, lines: LineSource) -> Iterator[Parsed | IngestWarning]:
-    from .reading.segmenter import LineHit, Truncated, WrapCut
+    from .reading.segmenter import LineHit, Truncated, Unclosed, WrapCut
 
     for item in segmenter.run(lines):
         if isinstance(item, WrapCut):
@@ -75,6 +75,8 @@ def _segments(segmenter, lines: LineSource) -> Iterator[Parsed | IngestWarning]:
             yield IngestWarning(item.line_start, f"{item.format.name}: block starts here but never "
                                 f"ends (cut off at line {item.line_end}?)", item.format.name,
                                 "\n".join(item.lines))
+        elif isinstance(item, Unclosed):
+            yield from _build_unclosed(item)
         elif isinstance(item, Block):
             yield from _build_block(item)
         elif isinstance(item, LineHit):
@@ -99,7 +101,7 @@ def _read_whole(fmt: FileFormat, path: Path, tags: dict[str, str] | None
             yield item
 
 
-def _build_block(block: Block) -> Iterator[Parsed | IngestWarning]:
+def _build_block(block: Block, text: str | None = None) -> Iterator[Parsed | IngestWarning]:
     name = block.format.name
     try:
         parsed = block.format.build(block)
@@ -118,10 +120,25 @@ def _build_block(block: Block) -> Iterator[Parsed | IngestWarning]:
         if isinstance(item, Problem):
             yield IngestWarning(item.line, f"{name}: {item.reason}", name, item.raw_text)
             continue
-        _stamp(item, block.line_start, block.line_end, block.text)
+        _stamp(item, block.line_start, block.line_end, block.text if text is None else text)
         for line, reason in item.warnings:
             yield IngestWarning(line, f"{name}: {reason}", name)
         yield item
+
+
+def _build_unclosed(item) -> Iterator[Parsed | IngestWarning]:
+    """Read as complete with a warning if the grammar takes it; else the truncation warning."""
+    block = item.block
+    name = block.format.name
+    lines = block.lines[:-1]            # without the closing rule put back for the grammar
+    built = list(_build_block(block, text="\n".join(lines)))
+    if any(isinstance(b, IngestWarning) for b in built) or not built:
+        yield IngestWarning(block.line_start, f"{name}: block starts here but never ends "
+                            f"(cut off at line {block.line_end}?)", name, "\n".join(lines))
+        return
+    yield IngestWarning(item.cut_at, f"{name}: the block of lines {block.line_start}-"
+                        f"{block.line_end} has no closing rule here: read as complete", name)
+    yield from built
 
 
 def _build_line(hit: LineHit) -> Iterator[Parsed | IngestWarning]:

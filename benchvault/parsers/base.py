@@ -147,6 +147,13 @@ class BlockFormat:
     consumes: bool = True
     # Every line ``preamble`` matches holds one of these, in any case (see prefilter.py).
     preamble_markers: tuple[str, ...] = ()
+    # A block that lost only its closing rule (the paste ends after its last line, or prose
+    # follows): its body lines all match ``body_line``, and with ``closing`` added the grammar
+    # reads it whole.  Read then, with a warning; otherwise it is a truncated block.
+    body_line: re.Pattern[str] | None = None
+    closing: str | None = None
+    # ...and one of its body lines matches this (a block cut before it is not complete).
+    body_complete: re.Pattern[str] | None = None
 
     def starts(self, line: str) -> bool:
         return any(m in line for m in self.markers) and self.start.search(line) is not None

@@ -211,4 +211,10 @@ FORMAT = BlockFormat(
     preamble=re.compile(r"^(Traffic request rate|Burstiness factor|Maximum request concurrency|"
                         r"Max request concurrency):\s*(.+)$", re.I),
     preamble_markers=("request rate", "burstiness", "request concurrency"),
+    # `Label (unit):   value` lines and `----Section----` rules (SGLang's `-----TTFT-----`).
+    body_line=re.compile(r"^\s*(?:[A-Za-z][^:]{0,80}:[ \t]*[-+]?(?:\d[\d.,]*|inf|nan)"
+                         r"(?:[eE][-+]?\d+)?\s*\S{0,12}|-{2,}[^\n]{0,80}?-{2,})\s*$", re.I),
+    closing="=" * 50,
+    # A percentile line: the block got as far as its latency sections.
+    body_complete=re.compile(r"^\s*P\d{2}(?:\.\d+)?\s.*\(ms\):"),
 )

@@ -72,6 +72,15 @@ class WrapCut:
 
 
 @dataclass
+class Unclosed:
+    """A block that lost only its closing rule: ``block`` holds its lines up to its last body
+    line (``closing`` added last), to be read with a warning."""
+
+    block: Block
+    cut_at: int        # the line where the rule was missing
+
+
+@dataclass
 class Truncated:
     """A block that started but did not end: it becomes a warning and an unparsed row."""
 
@@ -79,6 +88,32 @@ class Truncated:
     lines: list[str]
     line_start: int
     line_end: int
+
+
+def _unclosed(block: Block) -> "Unclosed | None":
+    """``block`` as one that lost only its closing rule, if its lines say so: every line after
+    the start is a body line up to the last one, and what follows (if anything) is not."""
+    fmt = block.format
+    if fmt.body_line is None or fmt.closing is None:
+        return None
+    body = 1
+    while body < len(block.lines) and fmt.body_line.match(block.lines[body]):
+        body += 1
+    # Nothing left but prose or blank lines after the body (a cut in the middle of a line or
+    # a garbled line inside the body leaves a non-body line followed by body lines).
+    if body < 3 or any(fmt.body_line.match(line) for line in block.lines[body:]) \
+            or block.lines[body - 1].lstrip().startswith("-"):
+        return None
+    # A line cut short (a label without its value) right after the body: not complete.
+    if body < len(block.lines) and ":" in block.lines[body] \
+            and block.lines[body].rstrip().endswith(":"):
+        return None
+    lines = block.lines[:body]
+    if fmt.body_complete is not None and not any(fmt.body_complete.match(x) for x in lines):
+        return None
+    return Unclosed(Block(fmt, [*lines, fmt.closing], block.line_start,
+                          block.line_start + body - 1, True, block.context),
+                    block.line_start + body)
 
 
 def _nesting(text: str) -> int:
@@ -469,7 +504,8 @@ class Segmenter:
                     yield block
                     self._consume(fmt)
                 elif cut:
-                    yield Truncated(fmt, block.lines, block.line_start, block.line_end)
+                    yield _unclosed(block) or Truncated(fmt, block.lines, block.line_start,
+                                                        block.line_end)
                 else:
                     block.lines.append(text)
                     block.line_end = end
@@ -516,4 +552,5 @@ class Segmenter:
                 block.complete = True
                 yield block
             else:
-                yield Truncated(block.format, block.lines, block.line_start, block.line_end)
+                yield _unclosed(block) or Truncated(block.format, block.lines,
+                                                    block.line_start, block.line_end)
