@@ -200,7 +200,7 @@ def main() -> None:
                              ("blocks-only", "blocks", args.size_mb),
                              ("chatter-heavy", "chatter", args.chatter_mb)):
         if size:
-            path = DATA / f"{kind}-{size}mb.md"
+            path = DATA / f"{kind}-{size}mb.log"   # a server log: read with skips (see README)
             results.append(measure(name, path, build(path, size, kind)))
     keys = list(results[0])
     widths = {k: max(len(k), *(len(str(r[k])) for r in results)) for k in keys}
