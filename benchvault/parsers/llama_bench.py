@@ -123,6 +123,9 @@ class TableToValues(Transformer):
     def progress(self, _tok):
         return None
 
+    def backend_log(self, _tok):
+        return None
+
     def build_line(self, *tokens: Token):
         commit, number = (t for t in tokens if t.type in ("COMMIT", "BUILD_NUMBER"))
         return ("build", commit.line, str(commit), int(number))
@@ -403,12 +406,16 @@ def build(block: Block) -> list[Parsed | Problem]:
 
 # A row of a table re-pasted from GitHub's rendered view: no outer pipes, cells ` | `-joined.
 RENDERED_ROW = re.compile(r"^[^|]+(?:\s\|\s[^|]*){3,}$")
+# Backend messages printed (stderr) between the rows while llama-bench runs: the table goes on
+# after them (the grammar's BACKEND_LOG).
+BACKEND_LOG = re.compile(r"^(?:ggml_\w+:|\[SYCL\]|get_memory_info:|=+ Repacked \d+ tensors)")
 
 
 def continues(line: str) -> bool:
     """Table rows and `--progress` lines (a second table's header starts a new block)."""
     stripped = line.lstrip()
     return (stripped.startswith("|") or stripped.startswith("llama-bench:")
+            or BACKEND_LOG.match(stripped) is not None
             or RENDERED_ROW.match(stripped) is not None)
 
 

@@ -24,7 +24,7 @@ import json
 import re
 from typing import Any
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 
 from . import grammar
 from .base import BlockParseError, Context, Facts, LineFormat
@@ -67,9 +67,19 @@ class LineToFacts(Transformer):
                                  "config": engine_config_values(str(config))}
 
     def kv_blocks(self, *devices):
-        values = {}
-        for device, count in devices:
-            values["cpu_blocks" if device == "cpu" else "gpu_blocks"] = count
+        # `# {device} blocks: N, # CPU blocks: M` (V0 executors): the first count is the KV cache
+        # of the device the model runs on (GPU, cuda, npu, hpu, xpu), the second the CPU swap
+        # space; vllm-ascend 0.7.1 mislabelled the first `# CPU blocks` too.  A lone `# CPU
+        # blocks: N` is vLLM's CPU backend, whose KV cache lives in CPU memory.
+        devices = tuple(_items(devices))
+        names = [device for device, _ in devices]
+        if len(devices) == 1:
+            device, count = devices[0]
+            column = "cpu_blocks" if device == "cpu" else "gpu_blocks"
+            return "kv_blocks", {column: count, "kv_device": device}
+        values = {"gpu_blocks": devices[0][1], "cpu_blocks": devices[-1][1]}
+        if names[0] != "cpu":
+            values["kv_device"] = names[0]
         return "kv_blocks", values
 
     def device_blocks(self, label, count):
@@ -98,14 +108,209 @@ class LineToFacts(Transformer):
     def weights_time(self, seconds, _unit):
         return "weights_time", {"weights_load_s": float(seconds)}
 
-    def engine_init(self, _label, seconds, _unit):
-        return "engine_init", {"engine_init_s": float(seconds)}
+    def engine_init(self, _label, seconds, _unit, *compilation):
+        values: dict[str, Any] = {"engine_init_s": float(seconds)}
+        if compilation:
+            values["extra"] = _extra(compilation_time=_seconds(compilation[0]))
+        return "engine_init", values
 
-    def graph_capture(self, seconds, _unit, *_memory):
-        return "graph_capture", {"graph_capture_s": float(seconds)}
+    def graph_capture(self, seconds, _unit, *memory):
+        values: dict[str, Any] = {"graph_capture_s": float(seconds)}
+        if memory:
+            values["extra"] = _extra(graph_capture_memory=_memory(*memory))
+        return "graph_capture", values
+
+    # -- memory profiling ----------------------------------------------------------------------
+    def profiling_time(self, seconds, _unit, *profiled):
+        profiled = tuple(_items(profiled))
+        extra = {"memory_profiling_time": _seconds(seconds)}
+        fallback: dict[str, Any] = {}
+        for name, figure in profiled:
+            _file_memory(name, figure, extra, fallback)
+        return "profiling_time", _with(extra, fallback)
+
+    def profiled(self, label, number, unit):
+        return _slug(str(label)), _memory(number, unit)
+
+    def memory_budget(self, total, total_unit, fraction, requested, requested_unit):
+        return "memory_budget", _with(
+            {"total_gpu_memory": _memory(total, total_unit),
+             "requested_memory": _memory(requested, requested_unit)},
+            config={"gpu_memory_utilization": float(fraction)})
+
+    def memory_breakdown(self, *items):
+        items = tuple(_items(items))
+        extra: dict[str, Any] = {}
+        fallback: dict[str, Any] = {}
+        for name, figure in items:
+            _file_memory(name, figure, extra, fallback)
+        return "memory_breakdown", _with(extra, fallback)
+
+    def breakdown(self, label, number, unit):
+        return BREAKDOWN_NAMES[str(label).split(" take")[0].split(" is")[0]], _memory(number, unit)
+
+    def profiling_results(self, *items):
+        items = tuple(_items(items))
+        extra: dict[str, Any] = {}
+        fallback: dict[str, Any] = {}
+        config: dict[str, Any] = {}
+        for name, number, unit in items:
+            name = PROFILED_NAMES.get(name, name)
+            if unit is None:
+                if name == "gpu_memory_utilization":
+                    config[name] = float(number)
+                else:
+                    extra[name] = {"value": float(number), "unit": None}
+            else:
+                _file_memory(name, _memory(number, unit), extra, fallback)
+        return "profiling_results", _with(extra, fallback, config)
+
+    def result_item(self, name, number, unit=None):
+        return str(name), number, unit
+
+    def kv_cache_memory(self, number, unit):
+        return "kv_cache_memory", _with({"kv_cache_memory": _memory(number, unit)})
+
+    def free_memory(self, free, total, unit, fraction, requested, requested_unit, *rest):
+        rest = tuple(_items(rest))
+        extra = {"free_memory_on_startup": _memory(free, unit),
+                 "total_gpu_memory": _memory(total, unit),
+                 "requested_memory": _memory(requested, requested_unit)}
+        fallback: dict[str, Any] = {}
+        for item in rest:
+            if isinstance(item, dict):
+                extra.update(item)
+            else:
+                _file_memory(*item, extra, fallback)
+        return "free_memory", _with(extra, fallback, {"gpu_memory_utilization": float(fraction)})
+
+    def usage(self, *tokens):
+        number, unit, what = (t for t in tokens if t.type in ("NUMBER", "MEMORY_UNIT", "USAGE_WHAT"))
+        return USAGE_NAMES.get(str(what).strip(), _slug(str(what))), _memory(number, unit)
+
+    def suggestion(self, *tokens):
+        fit, fill = (t for t in tokens if t.type == "COUNT")
+        return {"kv_cache_memory_to_fit": {"value": _count(fit), "unit": "bytes"},
+                "kv_cache_memory_to_fill": {"value": _count(fill), "unit": "bytes"}}
+
+    def kv_in_use(self, _label, number, unit=None):
+        figure = (_memory(number, unit) if unit is not None
+                  else {"value": int(float(number)), "unit": "bytes"})
+        return {"kv_cache_memory_in_use": figure}
+
+    def graph_memory_estimate(self, number, unit):
+        return "graph_memory_estimate", _with({"cuda_graph_memory_estimated": _memory(number, unit)})
+
+    def graph_pool_memory(self, actual, actual_unit, estimated, estimated_unit, difference,
+                          difference_unit, percent):
+        return "graph_pool_memory", _with({
+            "cuda_graph_memory": _memory(actual, actual_unit),
+            "cuda_graph_memory_estimated": _memory(estimated, estimated_unit),
+            "cuda_graph_memory_difference": _memory(difference, difference_unit),
+            "cuda_graph_memory_difference_pct": {"value": float(percent), "unit": "%"}})
+
+    # -- torch.compile and start-up times -------------------------------------------------------
+    def dynamo_time(self, seconds, _unit):
+        return "dynamo_time", _with({"dynamo_transform_time": _seconds(seconds)})
+
+    def graph_compile(self, _label, seconds, _unit):
+        return "graph_compile", _with({"graph_compile_time": _seconds(seconds)})
+
+    def graph_cache_load(self, _label, seconds, _unit):
+        return "graph_cache_load", _with({"compiled_graph_load_time": _seconds(seconds)})
+
+    def torch_compile(self, _label, seconds, _unit):
+        return "torch_compile", _with({"torch_compile_time": _seconds(seconds)})
+
+    def model_init(self, seconds, _unit):
+        return "model_init", _with({"model_init_time": _seconds(seconds)})
+
+    def warmup_run(self, _label, seconds, _unit):
+        return "warmup_run", _with({"warmup_run_time": _seconds(seconds)})
+
+    # -- scheduler sizes ------------------------------------------------------------------------
+    def max_model_len_used(self, count):
+        return "max_model_len_used", {"fallback": {"max_model_len": _count(count)}}
+
+    def chunked_prefill(self, count):
+        return "chunked_prefill", _with({"max_num_batched_tokens": _tokens(count)})
+
+    def scheduled_tokens(self, count, _rest):
+        return "scheduled_tokens", _with({"max_num_scheduled_tokens": _tokens(count)})
+
+    def num_gpu_blocks(self, _engine, count):
+        return "num_gpu_blocks", {"gpu_blocks": _count(count)}
 
     def server_ready(self, *_):
         return "server_ready", {}
+
+
+# Start-up figures no column holds go to the launch's ``extra`` as name → {value, unit}; memory
+# in GiB (vLLM's `GB` is GiB), times in s.  A figure that is a column's second source (the
+# profiler's `weights memory` after `Model loading took`) fills the column only when nothing
+# else did (``fallback``).
+BREAKDOWN_NAMES = {"model weights": "weights", "non_torch_memory": "non_torch_memory",
+                   "PyTorch activation peak memory": "torch_peak_memory",
+                   "the rest of the memory reserved for KV Cache": "kv_cache_memory"}
+PROFILED_NAMES = {"total_non_kv_cache_memory": "non_kv_cache_memory",
+                  "torch_peak_memory_increase": "torch_peak_memory",
+                  "non_torch_forward_increase_memory": "non_torch_memory",
+                  "weights_memory": "weights", "peak_torch_memory": "torch_peak_memory",
+                  "kv_cache_size": "kv_cache_memory"}
+USAGE_NAMES = {"consumed memory (weights + non-torch)": "consumed_memory",
+               "peak activation": "torch_peak_memory", "non-torch memory": "non_torch_memory",
+               "CUDAGraph memory": "cuda_graph_memory", "weight": "weights",
+               "weights": "weights"}
+
+
+def _items(items) -> list[Any]:
+    """Results with lark's helper-rule Trees (`(";" item)*`) opened up, in order."""
+    out: list[Any] = []
+    for item in items:
+        if isinstance(item, Tree):
+            out.extend(_items(item.children))
+        else:
+            out.append(item)
+    return out
+
+
+def _slug(label: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
+    return PROFILED_NAMES.get(slug, slug)
+
+
+def _memory(number: Token, unit: Token) -> dict[str, Any]:
+    return {"value": _gib(number, unit), "unit": "GiB"}
+
+
+def _seconds(number: Token) -> dict[str, Any]:
+    return {"value": float(number), "unit": "s"}
+
+
+def _tokens(count: Token) -> dict[str, Any]:
+    return {"value": _count(count), "unit": "tokens"}
+
+
+def _extra(**figures: dict[str, Any]) -> dict[str, Any]:
+    return figures
+
+
+def _file_memory(name: str, figure: dict[str, Any], extra: dict[str, Any],
+                 fallback: dict[str, Any]) -> None:
+    if name == "weights":
+        fallback["weights_gib"] = figure["value"]
+    else:
+        extra[name] = figure
+
+
+def _with(extra: dict[str, Any], fallback: dict[str, Any] | None = None,
+          config: dict[str, Any] | None = None) -> dict[str, Any]:
+    values: dict[str, Any] = {"extra": extra}
+    if fallback:
+        values["fallback"] = fallback
+    if config:
+        values["config"] = config
+    return values
 
 
 def _printed_args(text: str, namespace: bool) -> dict[str, Any]:
@@ -261,6 +466,8 @@ class Assembly:
         self.args_from: str | None = None
         self.config: dict[str, Any] = {}
         self.values: dict[str, Any] = {}
+        self.fallback: dict[str, Any] = {}
+        self.extra: dict[str, Any] = {}
         self.kinds: set[str] = set()
         self.first: LogTime | None = None
         self.last: LogTime | None = None
@@ -288,6 +495,10 @@ class Assembly:
             self.args_from = "namespace" if facts.kind == "namespace_args" else "non-default args"
         if "config" in values:
             self.config.update(values.pop("config"))
+        if "fallback" in values:
+            self.fallback.update(values.pop("fallback"))
+        if "extra" in values:
+            self.extra.update(values.pop("extra"))
         self.values.update(values)
         if facts.time is not None:
             if facts.time.year:
@@ -315,7 +526,9 @@ class Assembly:
         args: dict[str, Any] = dict(self.command_args)
         if self.positionals and "model" not in args:
             args["model"] = self.positionals[0]
-        row: dict[str, Any] = {}
+        # Lowest first: a figure the log printed twice over (the profiler's weights after
+        # `Model loading took`, `Using max model len` after the arguments) only fills a gap.
+        row: dict[str, Any] = dict(self.fallback)
         row.update(columns_from_args(self.config, "vllm"))
         row.update(columns_from_args(args, engine))
         if self.printed_args is not None:
@@ -323,6 +536,7 @@ class Assembly:
             row.update(columns_from_args(self.printed_args, engine))
         row.update(self.values)
         row.update(engine=engine, command=self.command, args=args or None,
+                   extra=dict(self.extra) or None,
                    args_from=self.args_from or ("command" if self.command else None),
                    section=self.section, label=self.label, tags=self.tags,
                    line_start=self.line_start, line_end=self.line_end,
@@ -343,7 +557,14 @@ FORMAT = LineFormat(
                 "load times (assembled with the launch command into one launch).",
     upstream=("vllm 0.4 – 0.11 (V0 and V1 engines)",),
     markers=("vLLM API server", "args: ", "LLM engine", "blocks:", "KV cache size:",
-             "Maximum concurrency for", "took", "Graph capturing", "startup complete"),
+             "Maximum concurrency for", "took", "Graph capturing", "startup complete",
+             # each new line's first words: a hard-wrapped line keeps only its start on the
+             # line the prefilter sees
+             "Memory profiling", "vLLM instance can use", "model weights take",
+             "KV cache memory:", "Free memory on device", "CUDA graph", "Dynamo bytecode",
+             "Compiling a graph", "compiled graph", "torch.compile", "Initializing model",
+             "warmup run", "max model len", "Chunked prefill", "max_num_scheduled_tokens",
+             "cache_config_info"),
     # Each phrase with the start of its value, so prose that names a line is not read as one.
     pattern=re.compile(
         r"vLLM API server version \S|\bargs: (?:Namespace\(|\{)"
@@ -353,6 +574,17 @@ FORMAT = LineFormat(
         # anchored, so a line repeating `init engine` is scanned once, not once per repeat
         r"|^(?:(?!init engine\b).)*+init engine\b.*took \d"
         r"|Graph capturing finished in \d|Starting vLLM API server (?:\d+ )?on \w+://"
-        r"|Application startup complete"),
+        r"|Application startup complete"
+        r"|Memory profiling (?:takes \d|results: \w+=)|can use total_gpu_memory \(\d"
+        r"|^(?:.*\]\s*)?model weights take \d|Available KV cache memory: \d"
+        r"|Free memory on device \(\d|Estimated CUDA graph memory: \d"
+        r"|CUDA graph pool memory: \d|Dynamo bytecode transform time: \d"
+        r"|Compiling a graph for [^\n]{1,100}? takes \d"
+        r"|Directly load the compiled graph\(s\) for [^\n]{1,100}? from the cache, took \d"
+        r"|torch\.compile (?:takes|took) \d|Initializing model took \d"
+        r"|Initial profiling/warmup run took \d|Using max model len \d"
+        # (short: a wrapped line must match on its first piece to be joined again)
+        r"|Chunked prefill is enabled with max_num"
+        r"|max_num_scheduled_tokens is set to \d|num_gpu_blocks is: \d"),
     build=build,
 )

@@ -51,8 +51,17 @@ class ServerLaunch(Provenance):
         "`model`/`method` of `--speculative-config`).", facet=True)
     num_speculative_tokens: int | None = col("Speculative tokens per step the launch asked for.",
                                               "tokens")
-    gpu_blocks: int | None = col("KV-cache blocks on the GPU (`# GPU blocks: N`).", "blocks")
-    cpu_blocks: int | None = col("KV-cache swap blocks on the CPU (`# CPU blocks: N`).", "blocks")
+    gpu_blocks: int | None = col(
+        "KV-cache blocks on the accelerator the model runs on: `# GPU blocks: N`, `# cuda "
+        "blocks: N`, Ascend's `# NPU blocks: N` (vllm-ascend; kv_device says which), V1's "
+        "`num_gpu_blocks is: N`.", "blocks")
+    cpu_blocks: int | None = col(
+        "CPU blocks (`# CPU blocks: N`): the swap space beside an accelerator's KV cache; on "
+        "vLLM's CPU backend (a lone `# CPU blocks: N`, kv_device cpu) the KV cache itself.",
+        "blocks")
+    kv_device: str | None = col(
+        "Device the block counts were printed for, as the log names it (gpu, cuda, npu, hpu, "
+        "xpu; cpu for the CPU backend).", facet=True)
     kv_cache_tokens: int | None = col("KV-cache capacity (`GPU KV cache size: N tokens`).",
                                       "tokens")
     max_concurrency_x: float | None = col(
@@ -72,6 +81,16 @@ class ServerLaunch(Provenance):
     ready_at: str | None = col("Last timestamp of the launch's start-up lines.")
     load_seconds: float | None = col("Start-up time: first to last timestamp of the launch.", "s",
                                      better="lower", label="Load (s)")
+    extra: dict[str, Any] | None = col(
+        "Start-up figures no column holds, name → {value, unit} (memory in GiB, times in s): "
+        "memory profiling (memory_profiling_time, total_gpu_memory, requested_memory, "
+        "non_torch_memory, torch_peak_memory, non_kv_cache_memory, kv_cache_memory — `Available "
+        "KV cache memory` / V0's `the rest of the memory reserved for KV Cache` — "
+        "free_memory_on_startup, consumed_memory, cuda_graph_memory[_estimated], "
+        "kv_cache_memory_to_fit/_to_fill/_in_use), graph_capture_memory, torch.compile times "
+        "(dynamo_transform_time, graph_compile_time, compiled_graph_load_time, "
+        "torch_compile_time, compilation_time), model_init_time, warmup_run_time, "
+        "max_num_batched_tokens, max_num_scheduled_tokens.")
 
 
 class SpecDecodeMetric(Provenance):
