@@ -62,12 +62,18 @@ def ingest(
     are warnings with file:line (kept in the unparsed_blocks table); a file that cannot be read
     at all makes the exit code 1, the rest is still ingested.
     """
-    from .files import FileResult, all_unchanged, expand_paths
+    from .files import TEXT_SUFFIXES, FileResult, all_unchanged, expand_paths
 
     tags = parse_tags(tag)
     if not dry_run:
         check_for_writing(db)
-    files = expand_paths(paths)
+    skipped: list[Path] = []
+    files = expand_paths(paths, skipped)
+    if skipped:
+        shown_names = ", ".join(str(p) for p in skipped[:5]) + (", ..." if len(skipped) > 5 else "")
+        note(f"skipped {len(skipped)} file(s) in the directories walked: {shown_names} "
+             f"(a walk reads {' '.join(sorted(TEXT_SUFFIXES))}; name a file to read it)",
+             limit=1000)
     if not (dry_run or force) and all_unchanged(db, files, paths):
         # The usual re-run: answered from sizes and times, before the parsers load.
         _report_ingest([FileResult(str(f), status="unchanged") for f in files], as_json, dry_run)

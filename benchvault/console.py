@@ -50,8 +50,8 @@ def say(label: str, style: str, message: object, more: str = "",
                   soft_wrap=True)
 
 
-def note(message: object) -> None:
-    console.print(data(message), soft_wrap=True)
+def note(message: object, limit: int = SHOWN_CHARS) -> None:
+    console.print(data(message, limit=limit), soft_wrap=True)
 
 
 def error(message: object, limit: int = SHOWN_CHARS) -> None:

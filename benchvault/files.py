@@ -43,16 +43,21 @@ class FileResult:
         return self.counts.get("serving_runs", 0)
 
 
-def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files as given, directories walked for text-like files, sorted, without duplicates."""
+def expand_paths(paths: Iterable[str | Path], skipped: list[Path] | None = None) -> list[Path]:
+    """Files as given (whatever their suffix), directories walked for text-like files, sorted,
+    without duplicates.  ``skipped`` collects the files a walk left out (other suffixes; not
+    hidden ones, nor fixtures' expected outputs), for saying so."""
     out: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            out.extend(sorted(p for p in path.rglob("*")
-                              if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
-                              and ".expected." not in p.name  # a fixture's expected output
-                              and not any(part.startswith(".") for part in p.parts)))
+            for p in sorted(path.rglob("*")):
+                if not p.is_file() or any(part.startswith(".") for part in p.relative_to(path).parts):
+                    continue
+                if p.suffix.lower() in TEXT_SUFFIXES and ".expected." not in p.name:
+                    out.append(p)
+                elif skipped is not None and ".expected." not in p.name:
+                    skipped.append(p)
         else:
             out.append(path)
     seen: set[Path] = set()

@@ -208,8 +208,8 @@ def vanishing(folder: Path, monkeypatch):
     """A file that is listed by the walk and gone when it is read."""
     walk = files_module.expand_paths
 
-    def listed_then_gone(paths):
-        found = walk(paths)
+    def listed_then_gone(paths, skipped=None):
+        found = walk(paths, skipped)
         (folder / "note.md").unlink()
         return found
 
