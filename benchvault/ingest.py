@@ -63,9 +63,13 @@ def parse_file(path: Path, tags: dict[str, str] | None = None,
 
 
 def _segments(segmenter, lines: LineSource) -> Iterator[Parsed | IngestWarning]:
+    from .reading.embedded import Embedded
     from .reading.segmenter import LineHit, Truncated, Unclosed, WrapCut
 
     for item in segmenter.run(lines):
+        if isinstance(item, Embedded):
+            yield from _read_embedded(item)
+            continue
         if isinstance(item, WrapCut):
             yield IngestWarning(item.line_start, f"a line wrap cut a number in two (lines "
                                 f"{item.line_start}-{item.line_end}): kept raw, not guessed",
@@ -99,6 +103,41 @@ def _read_whole(fmt: FileFormat, path: Path, tags: dict[str, str] | None
             yield IngestWarning(item.line, f"{fmt.name}: {item.reason}", fmt.name, item.raw_text)
         else:
             yield item
+
+
+def _read_embedded(item) -> Iterator[Parsed | IngestWarning]:
+    """A pasted output file read by its format exactly as the file itself (from a scratch copy:
+    the readers stream files), its lines and the note's context put back on every row."""
+    import tempfile
+
+    fmt = item.format
+    note = fmt.note_context(item.context) if fmt.note_context is not None else {}
+
+    def line(k: int) -> int:
+        return item.lines[min(max(k, 1), len(item.lines)) - 1]
+
+    with tempfile.TemporaryDirectory(prefix="benchvault-pasted-") as scratch:
+        copy = Path(scratch) / "pasted"
+        copy.write_text(item.text, encoding="utf-8")
+        got = list(fmt.read(copy, item.context))
+    starts = [g.row.line_start or 1 for g in got if not isinstance(g, Problem)]
+    # A record read from one line (a JSON value's first) spans to the next record's start.
+    ends = [max(a, b - 1) for a, b in zip(starts, starts[1:])] + [len(item.lines)]
+    rows = iter(zip(starts, ends))
+    for parsed in got:
+        if isinstance(parsed, Problem):
+            yield IngestWarning(line(parsed.line), f"{fmt.name} (pasted, lines "
+                                f"{item.line_start}-{item.line_end}): {parsed.reason}",
+                                fmt.name, parsed.raw_text)
+            continue
+        start, end = next(rows)
+        row = parsed.row
+        if (row.line_end or start) > start:
+            end = row.line_end
+        store.assign(row, line_start=line(start), line_end=line(end), **{
+            k: v for k, v in note.items()
+            if k in fields_of(type(row)) and v is not None and getattr(row, k) is None})
+        yield parsed
 
 
 def _build_block(block: Block, text: str | None = None) -> Iterator[Parsed | IngestWarning]:

@@ -231,12 +231,15 @@ def test_2024_backend_flags_name_the_backend_like_get_backend(tmp_path):
     assert parsed.row.extra["kompute"] is True
 
 
-def test_prose_before_json_is_not_read_as_json(tmp_path):
-    """Only banner lines may precede structured output; a note with prose stays a note."""
+def test_prose_before_json_makes_a_note_with_output_pasted_in_it(tmp_path):
+    """Only banner lines may precede a whole output file; after prose the file is a note, and
+    the JSON lines pasted in it are read as the pasted copy they are, with the note's lines."""
     text = (LLAMA / "derived-upstream-readme-2026-jsonl.jsonl").read_text()
     note = tmp_path / "note.txt"
     note.write_text("My results from yesterday:\n" + text)
-    assert not [i for i in parse_file(note) if hasattr(i, "row")]
+    rows = [i.row for i in parse_file(note) if hasattr(i, "row")]
+    assert [(r.format, r.line_start, r.avg_ts) for r in rows] == [
+        ("llama_bench_jsonl", 2, 7263.609157), ("llama_bench_jsonl", 3, 119.844681)]
     banner = tmp_path / "run.log"
     banner.write_text("load_backend: loaded CUDA backend from /opt/llama/libggml-cuda.so\n" + text)
     assert [i.row.avg_ts for i in parse_file(banner)] == [7263.609157, 119.844681]

@@ -213,3 +213,9 @@ class FileFormat:
     upstream: tuple[str, ...]
     sniff: Callable[[bytes, str], bool]
     read: Callable[[Any, Context], Iterable["Parsed | Problem"]]
+    # Pasted inside a note (reading/embedded.py): words the first line of a copy that does not
+    # start a JSON value holds (a CSV header, a SQL statement), in any case...
+    embed_markers: tuple[str, ...] = ()
+    # ...and the row fields the note around the copy gives (heading, label, command), which
+    # fill what the file itself did not say.
+    note_context: Callable[[Context], dict[str, Any]] | None = None

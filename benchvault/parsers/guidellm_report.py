@@ -31,7 +31,7 @@ from ..schemas.result_files import ServingRequest
 from .base import Context, FileFormat, Parsed, Problem
 from ..reading.jsonstream import members
 from ..reading.lines import sniff_encoding
-from .runcontext import infer_engine
+from .runcontext import infer_engine, serving_context
 
 RAW_LIMIT = 20_000
 # metric → (column, statistic of the successful requests' summary)
@@ -210,4 +210,5 @@ FORMAT = FileFormat(
               "vllm-project/guidellm)",),
     sniff=sniff,
     read=read,
+    note_context=serving_context,
 )

@@ -43,7 +43,7 @@ from pydantic import ValidationError
 from ..schemas.llama_bench import LlamaBenchResult
 from .base import Context, FileFormat, Parsed, Problem
 from ..reading.lines import SNIFF_BYTES, sniff_encoding
-from .llama_bench import FIELDS, model_parts, test_name, typed
+from .llama_bench import FIELDS, model_parts, run_context, test_name, typed
 
 CHUNK = 1 << 16
 MAX_RECORD = 16 << 20          # a record bigger than this is not llama-bench's
@@ -350,4 +350,6 @@ FORMAT = FileFormat(
     upstream=("llama.cpp llama-bench json_printer, jsonl_printer, csv_printer, sql_printer",),
     sniff=sniff,
     read=read,
+    embed_markers=("model_type", "create table"),
+    note_context=lambda context: run_context(context),
 )

@@ -34,7 +34,7 @@ from ..schemas.result_files import ServingRequest
 from .base import Context, FileFormat, Parsed, Problem
 from ..reading.jsonstream import values
 from ..reading.lines import sniff_encoding
-from .runcontext import infer_engine, workload_keys
+from .runcontext import infer_engine, serving_context, workload_keys
 from .vllm_serving import metric_key
 
 RAW_LIMIT = 20_000
@@ -201,4 +201,5 @@ FORMAT = FileFormat(
               "[--append-result] [--metadata]", "sglang bench_serving --output-file"),
     sniff=sniff,
     read=read,
+    note_context=serving_context,
 )

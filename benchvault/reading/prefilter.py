@@ -40,23 +40,28 @@ class Prefilter:
     """``candidates(chunk)``: start offsets of the lines of ``chunk`` that hold a marker."""
 
     def __init__(self, markers: Iterable[str], caseless: Iterable[str] = (),
-                 use_hyperscan: bool = True):
+                 use_hyperscan: bool = True, patterns: Iterable[bytes] = ()):
         folded = _shortest({m.lower().encode() for m in caseless if m})
         # An exact marker that holds a caseless one is found by that one already.
         exact = _shortest({m.encode() for m in markers if m
                            if not any(f in m.lower().encode() for f in folded)})
-        self.markers = (tuple(exact), tuple(folded))
+        # Regexes for what no literal marks (a line that opens a JSON value).
+        patterns = tuple(patterns)
+        self.markers = (tuple(exact), tuple(folded), patterns)
         self._database = None
         if hyperscan is not None and use_hyperscan:
-            patterns = [_pattern(m) for m in exact] + [re.escape(m) for m in folded]
+            expressions = [_pattern(m) for m in exact] + [re.escape(m) for m in folded] \
+                + list(patterns)
             flags = [hyperscan.HS_FLAG_MULTILINE] * len(exact) \
-                + [hyperscan.HS_FLAG_CASELESS] * len(folded)
+                + [hyperscan.HS_FLAG_CASELESS] * len(folded) \
+                + [hyperscan.HS_FLAG_MULTILINE] * len(patterns)
             self._database = hyperscan.Database()
-            self._database.compile(expressions=patterns, ids=list(range(len(patterns))),
-                                   elements=len(patterns), flags=flags)
+            self._database.compile(expressions=expressions, ids=list(range(len(expressions))),
+                                   elements=len(expressions), flags=flags)
         else:
             alternatives = [_pattern(m) for m in exact]
             alternatives += [b"(?i:" + re.escape(m) + b")" for m in folded]
+            alternatives += [b"(?:" + p + b")" for p in patterns]
             self._regex = re.compile(b"|".join(alternatives), re.M)
 
     def _marker_ends(self, chunk: bytes, end: int) -> list[int]:
@@ -105,7 +110,8 @@ def _first_non_ascii_per_line(chunk: bytes, end: int) -> Iterator[int]:
 @lru_cache(maxsize=None)
 def for_formats(use_hyperscan: bool = True) -> Prefilter:
     """The prefilter for every registered format and the segmenter's context rules."""
-    from ..parsers import block_formats, line_formats
+    from ..parsers import block_formats, file_formats, line_formats
+    from .embedded import JSON_START_BYTES
     from .segmenter import CONTEXT_MARKERS
 
     exact = list(CONTEXT_MARKERS)
@@ -115,4 +121,6 @@ def for_formats(use_hyperscan: bool = True) -> Prefilter:
         caseless.extend(fmt.preamble_markers)
     for fmt in line_formats():
         exact.extend(fmt.markers)
-    return Prefilter(exact, caseless, use_hyperscan)
+    for fmt in file_formats():          # the first line of one pasted into a log
+        caseless.extend(fmt.embed_markers)
+    return Prefilter(exact, caseless, use_hyperscan, patterns=(JSON_START_BYTES,))

@@ -10,13 +10,15 @@ terminal width, a ``Namespace(`` spread over several lines) are joined first.
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
-from ..parsers import block_formats, line_formats
+from ..parsers import block_formats, file_formats, line_formats
 from ..parsers.base import Block, BlockFormat, Context, LineFormat, Seen
 from .cmdline import invoked_at
 from .doctype import by_suffix, is_capture_line
+from .embedded import Embedded, Region, starts as embedded_starts
 from .wrap import join_wrapped
 from ..parsers.runcontext import LAUNCH_COMMANDS
 
@@ -175,6 +177,33 @@ class Segmenter:
         # that printed it unwrapped is wider than any shorter line, which was not cut then.
         self.widest_whole = 0
         self.lookahead = False   # logical_lines holds a line read ahead of the one it gave
+        self.file_formats = file_formats()
+        # Lines of a pasted copy no file format knew, to be read again as ordinary lines.
+        self.replay: deque[tuple[int, int, str]] = deque()
+        # The last line of that copy: no line up to it starts another (a brace that never
+        # closes would otherwise make every later brace gather the rest of the file again).
+        self.refused_until = -1
+
+    def _fed(self, lines: Iterable[tuple[int, str]], idle: Callable[[], bool]
+             ) -> Iterator[tuple[int, int, str] | None]:
+        """logical_lines, with lines given back by a refused copy read again before the next
+        one; None marks the end of the input (an open copy closes there)."""
+        for item in self.logical_lines(lines, idle):
+            yield item
+            yield from self._drain()
+        yield None
+        while self.replay:
+            yield from self._drain()
+            yield None
+
+    def _drain(self) -> Iterator[tuple[int, int, str]]:
+        if not self.replay:
+            return
+        held = self.lookahead
+        while self.replay:
+            self.lookahead = True    # a block opened here must not pull lines past them
+            yield self.replay.popleft()
+        self.lookahead = held
 
     # -- joining wrapped lines -------------------------------------------------------------
     def logical_lines(self, lines: Iterable[tuple[int, str]],
@@ -429,6 +458,7 @@ class Segmenter:
         """Program output: a log record, a device line, a command, a printed Namespace, a
         stats line, the first line of a result block (a `c=16` is not)."""
         return (is_capture_line(text) or text.startswith("Namespace(")
+                or embedded_starts(text, self.file_formats) is not None
                 or self._command_kind(text) is not None
                 or any(fmt.matches(text) for fmt in self.line_formats)
                 or self.start_hint.search(text) is not None
@@ -463,14 +493,43 @@ class Segmenter:
         `>` can only open a quote within a line's first four characters."""
         return BLOCKQUOTE_RE.sub("", text, count=1) if ">" in text[:4] else text
 
+    def _close_region(self, region: Region, after: tuple[int, int, str] | None
+                      ) -> Iterator[Embedded]:
+        """The copy read as the file it is, or its lines (and ``after``) given back."""
+        back = region.trailing_blanks()
+        fmt = region.recognised_by()
+        if fmt is None:
+            back = [*region.items, *back]
+            self.refused_until = region.items[-1][0]
+        else:
+            first, last = region.items[0], region.items[-1]
+            yield Embedded(fmt, region.text, [s for s, _, _ in region.items], first[0],
+                           last[1], self.ctx.snapshot())
+            self._consume()
+        if back and after is not None:
+            back.append(after)
+        self.replay.extendleft(reversed(back))
+
     # -- the pass --------------------------------------------------------------------------
     def run(self, lines: Iterable[tuple[int, str]]) -> Iterator[Block | LineHit | Truncated]:
         block: Block | None = None
         ended: Block | None = None         # an end=None block still looking for its trailer
         gap: list[str] = []
+        region: Region | None = None      # a pasted output file being gathered
         # A markdown note is short and every line may open or close a pasted capture: no skips.
-        idle = (lambda: False) if self.markdown else (lambda: block is None and ended is None)
-        for start, end, text in self.logical_lines(lines, idle):
+        idle = (lambda: False) if self.markdown else \
+            (lambda: block is None and ended is None and region is None)
+        for item in self._fed(lines, idle):
+            if region is not None:
+                if item is not None and region.take(*item):
+                    continue
+                yield from self._close_region(region, item)
+                region = None
+                if item is None or self.replay:
+                    continue
+            if item is None:
+                continue
+            start, end, text = item
             run_ended, self.run_broke = self.run_broke, False
             while self.wrap_cuts:
                 yield WrapCut(*self.wrap_cuts.pop(0))
@@ -528,6 +587,12 @@ class Segmenter:
                 ended = None
                 if trailer:
                     continue
+            kind = embedded_starts(text, self.file_formats) \
+                if start > self.refused_until else None
+            if kind is not None:
+                region = Region(kind, self.file_formats)
+                region.take(start, end, text)
+                continue
             started = next((f for f in self.formats if f.starts(text)), None) \
                 if self.start_hint.search(text) else None
             if started is not None:

@@ -1,0 +1,142 @@
+"""A program's output file pasted inside a note: a ``--save-result`` JSON, llama-bench's
+``-o json/jsonl/csv/sql``, a GuideLLM ``benchmarks.json``.
+
+People paste the file (``cat result.json``, a fenced block, a ``# ``-commented copy in a
+script) beside the printed result and the command that wrote it.  The segmenter collects the
+lines of such a copy as a :class:`Region` (a JSON value by its brackets, then any JSON values on
+the lines right after it; CSV or SQL to its last line), and the whole-file format that
+recognises the text reads it exactly as it reads the file, with the note's context around it.
+Lines no format recognises are read again as ordinary lines.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..parsers.base import Context, FileFormat
+
+# A line that starts a JSON value: `{`, `[{`, `[ {`, or `[` alone (a pretty-printed array).
+JSON_START = re.compile(r"^\s*(?:\[\s*)?\{|^\s*\[\s*$")
+# The same, as the prefilter finds it in raw bytes (after a comment or quote prefix).
+JSON_START_BYTES = rb"^[ \t#>/;-]*(?:\[[ \t]*)?\{|^[ \t#>/;-]*\[[ \t\r]*$"
+SQL_START = re.compile(r"^\s*CREATE\s+TABLE\b", re.I)
+SQL_STATEMENT = re.compile(r"^\s*(?:CREATE\s+TABLE|INSERT\s+INTO)\b", re.I)
+FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
+MAX_LINES = 100_000
+MAX_CHARS = 64 << 20
+SNIFF_CHARS = 1 << 16
+
+
+def nesting(text: str) -> int:
+    """Open brackets minus closed ones outside JSON strings."""
+    depth, quoted, escaped = 0, False, False
+    for ch in text:
+        if quoted:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                quoted = False
+        elif ch == '"':
+            quoted = True
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+    return depth
+
+
+@lru_cache(maxsize=None)
+def _marker_search(formats: tuple[FileFormat, ...]):
+    words = [re.escape(m) for f in formats for m in f.embed_markers]
+    return re.compile("|".join(words), re.I).search if words else (lambda text: None)
+
+
+def starts(text: str, formats: tuple[FileFormat, ...]) -> str | None:
+    """json / sql / csv when ``text`` may be the first line of a pasted output file."""
+    if JSON_START.match(text):
+        return "json"
+    if _marker_search(formats)(text) is None:
+        return None
+    if SQL_START.match(text):
+        return "sql"
+    if text.count(",") >= 2 and any(f.sniff(text.encode(), "") for f in formats):
+        return "csv"
+    return None
+
+
+@dataclass
+class Region:
+    """The logical lines of one pasted copy, gathered until its kind says it ended."""
+
+    kind: str
+    formats: tuple[FileFormat, ...]
+    items: list[tuple[int, int, str]] = field(default_factory=list)
+    depth: int = 0
+    chars: int = 0
+    statement_open: bool = False     # SQL: the last statement has no `;` yet
+    hopeless: bool = False           # past what a sniff reads, and no format knows it
+
+    def take(self, start: int, end: int, text: str) -> bool:
+        """Add the line if it is part of the copy; False: the copy ended before it."""
+        if len(self.items) >= MAX_LINES or self.chars >= MAX_CHARS or self.hopeless:
+            return False
+        if self.items and not self._continues(text):
+            return False
+        self.items.append((start, end, text))
+        before, self.chars = self.chars, self.chars + len(text) + 1
+        if before <= SNIFF_CHARS < self.chars:
+            # A brace in prose that never closes must not hold a whole log back.
+            self.hopeless = self.recognised_by() is None
+        if self.kind in ("json", "sql"):
+            self.depth += nesting(text)
+        if self.kind == "sql" and text.strip():
+            self.statement_open = not text.rstrip().endswith(";")
+        return True
+
+    def _continues(self, text: str) -> bool:
+        if self.kind == "json":
+            if self.depth > 0:
+                return not FENCE.match(text)
+            return JSON_START.match(text) is not None     # JSON lines: one value a line
+        if FENCE.match(text):
+            return False
+        if self.kind == "csv":
+            return bool(text.strip()) and "," in text
+        # SQL: a statement's lines, the blank lines between statements, the next statement.
+        return self.depth > 0 or self.statement_open or not text.strip() \
+            or SQL_STATEMENT.match(text) is not None
+
+    def trailing_blanks(self) -> list[tuple[int, int, str]]:
+        """Blank lines at the end belong to what follows, not to the copy."""
+        cut = len(self.items)
+        while cut > 1 and not self.items[cut - 1][2].strip():
+            cut -= 1
+        tail, self.items = self.items[cut:], self.items[:cut]
+        return tail
+
+    @property
+    def text(self) -> str:
+        return "\n".join(text for _, _, text in self.items) + "\n"
+
+    def recognised_by(self) -> FileFormat | None:
+        if self.hopeless:
+            return None
+        head = self.text[:SNIFF_CHARS].encode("utf-8", errors="replace")
+        return next((f for f in self.formats if f.sniff(head, "")), None)
+
+
+@dataclass
+class Embedded:
+    """A pasted output file the segmenter found: ``format`` reads ``text``; ``lines[i]`` is
+    the note's line number of the copy's line i+1."""
+
+    format: FileFormat
+    text: str
+    lines: list[int]
+    line_start: int
+    line_end: int
+    context: Context
