@@ -148,8 +148,13 @@ class TableToValues(Transformer):
         values = {"n_prompt": 0, "n_gen": 0, "n_depth": 0}
         for part in parts:
             values.update(part)
-        values["test"] = test_name(values["n_prompt"], values["n_gen"], values["n_depth"])
+        values.setdefault("test", test_name(values["n_prompt"], values["n_gen"],
+                                            values["n_depth"]))
         return values
+
+    def gen_after_prompt(self, gen, prompt):
+        # ik_llama.cpp's JSON keeps n_prompt and n_gen as given; only the label tells the kind
+        return {**gen, **prompt, "test": f"tg{gen['n_gen']}@pp{prompt['n_prompt']}"}
 
     def prompt(self, n):
         return {"n_prompt": int(n)}
@@ -184,7 +189,7 @@ def test_name(n_prompt: int | None, n_gen: int | None, n_depth: int | None) -> s
 
 CELL_SHAPES = {"model_value": "a model like `llama 7B Q4_0`", "size_value": "a size like `3.56 GiB`", "params_value": "a count like `6.74 B`",
                "ts_value": "`mean ± std`", "test_value": "a test like `pp512`, `tg128`, "
-               "`pp512+tg128` or `pp512 @ d4096`"}
+               "`pp512+tg128`, `pp512 @ d4096` or `tg128@pp512`"}
 
 
 @lru_cache(maxsize=8192)    # tables repeat their sizes, params and tests row after row

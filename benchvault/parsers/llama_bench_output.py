@@ -141,9 +141,12 @@ def record_row(record: dict[str, Any], context: Context, kind: str, line: int,
     values.update(older_fields(record))
     values.update(model_parts(values.get("model_type")))
     gpu_info = values.get("gpu_info")
+    # Forks that write the label (ik_llama.cpp: `tg128@pp512`) know a kind the counts do not.
+    label = extra.pop("test", None) if isinstance(extra.get("test"), str) else None
     return LlamaBenchResult(
         **values, extra=extra or None, format=f"llama_bench_{kind}",
-        test=test_name(values.get("n_prompt"), values.get("n_gen"), values.get("n_depth")),
+        test=label.strip() if label and label.strip() else
+        test_name(values.get("n_prompt"), values.get("n_gen"), values.get("n_depth")),
         gpu_count=len(gpu_info.split(", ")) if gpu_info else None,
         tags=context.tags or None, line_start=line, line_end=line, raw_text=raw[:RAW_LIMIT])
 
