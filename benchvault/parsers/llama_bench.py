@@ -413,7 +413,9 @@ def build(block: Block) -> list[Parsed | Problem]:
 RENDERED_ROW = re.compile(r"^[^|]+(?:\s\|\s[^|]*){3,}$")
 # Backend messages printed (stderr) between the rows while llama-bench runs: the table goes on
 # after them (the grammar's BACKEND_LOG).
-BACKEND_LOG = re.compile(r"^(?:ggml_\w+:|\[SYCL\]|get_memory_info:|=+ Repacked \d+ tensors)")
+BACKEND_LOG = re.compile(r"^(?:ggml_\w+:|GGML_\w+:|\[SYCL\]|get_memory_info:|=+ Repacked \d+ tensors"
+                         r"|[Ff]ound \d+ SYCL devices:|Running with Environment Variables:"
+                         r"|Build with Macros:|SYCL Optimization Feature:)")
 
 
 def continues(line: str) -> bool:
