@@ -148,13 +148,14 @@ def timed(cmd: list[str], path: Path) -> tuple[float, int, str]:
     return seconds, max(peak, before) // 1024, proc.stdout
 
 
-def marker_files() -> tuple[Path, Path]:
-    """benchvault's prefilter markers as grep -F pattern files (exact, caseless)."""
+def marker_files() -> tuple[Path, Path, Path]:
+    """benchvault's prefilter markers as grep pattern files: -F exact, -F caseless, and -P
+    (the regexes for what no literal marks, e.g. a line opening a pasted JSON file)."""
     from benchvault.reading import prefilter
 
-    exact, caseless = prefilter.for_formats().markers
-    files = DATA / "markers.txt", DATA / "markers-caseless.txt"
-    for file, markers in zip(files, (exact, caseless)):
+    exact, caseless, patterns = prefilter.for_formats().markers
+    files = DATA / "markers.txt", DATA / "markers-caseless.txt", DATA / "markers-regex.txt"
+    for file, markers in zip(files, (exact, caseless, patterns)):
         file.write_bytes(b"\n".join(markers) + b"\n")
     return files
 
@@ -163,9 +164,11 @@ def measure(name: str, path: Path, blocks: int) -> dict:
     size_mb = path.stat().st_size / (1 << 20)
     grep_s, _, _ = timed(["grep", "-c", "Serving Benchmark Result", str(path)], path)
     # grep doing the search benchvault does: every line holding one of its markers.
-    exact, caseless = marker_files()
+    exact, caseless, regexes = marker_files()
     grep_markers_s = (timed(["grep", "-c", "-F", "-f", str(exact), str(path)], path)[0]
-                      + timed(["grep", "-c", "-i", "-F", "-f", str(caseless), str(path)], path)[0])
+                      + timed(["grep", "-c", "-i", "-F", "-f", str(caseless), str(path)], path)[0]
+                      + sum(timed(["grep", "-c", "-P", "-e", pattern, str(path)], path)[0]
+                            for pattern in regexes.read_text().split("\n") if pattern))
     db = path.with_suffix(".db")
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
