@@ -28,6 +28,7 @@ from ..schemas.models import json_safe
 PROVENANCE = ("id", "source_id", "line_start", "line_end", "raw_text")
 # Columns the warehouse sets after storing a row; no sighting says them.
 WAREHOUSE = ("sightings", "config_id", "group_id")
+_NOT_CONTENT = frozenset(PROVENANCE + WAREHOUSE)
 # Context: merged from every sighting, never compared (a JSON has no heading).
 CONTEXT = ("section", "label", "tags", "command", "namespace", "extra", "format", "engine",
            "launch_id", "run_id")
@@ -64,7 +65,7 @@ class Identity:
 
     def content(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """A row's values without provenance and warehouse columns: what a sighting says."""
-        return {k: v for k, v in values.items() if k not in PROVENANCE and k not in WAREHOUSE}
+        return {k: v for k, v in values.items() if k not in _NOT_CONTENT}
 
     def fingerprint(self, values: Mapping[str, Any]) -> str:
         """What makes an ``exact`` row what it is: its values, where it sat left out."""

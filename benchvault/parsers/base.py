@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable, Iterable
 
 from pydantic import BaseModel
@@ -93,6 +94,7 @@ class Parsed:
 _PRINTED_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 
 
+@lru_cache(maxsize=65536)     # a table prints `0.00`, `64`, `1.00` again and again
 def half_unit(printed: str | None) -> float | None:
     """Half a unit of the last digit of the number ``printed`` starts with (`225.80` → 0.005,
     `64` → 0.5, `1e-3` → 0.0005): how far the true value may be from what was printed.  None

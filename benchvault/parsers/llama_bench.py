@@ -282,8 +282,9 @@ def printed_tolerance(header: list[str], cells: list[str]) -> dict[str, float]:
         elif field == "t/s":
             mean, _, std = cell.replace("Â±", "±").partition("±")
             for key, text in (("avg_ts", mean), ("stddev_ts", std)):
-                if half_unit(text) is not None:
-                    out[key] = half_unit(text)
+                unit = half_unit(text)
+                if unit is not None:
+                    out[key] = unit
     return out
 
 

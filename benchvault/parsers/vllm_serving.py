@@ -153,8 +153,9 @@ def build(block: Block) -> Parsed:
                 number_kind = int if annotation in (int, int | None) else float
                 try:
                     fields_[column] = to_number(printed, number_kind)
-                    if fields_[column] is not None and half_unit(printed) is not None:
-                        tolerance[column] = half_unit(printed)
+                    unit = half_unit(printed) if fields_[column] is not None else None
+                    if unit is not None:
+                        tolerance[column] = unit
                 except ValueError:
                     if column not in _TEXT_OK:
                         raise
@@ -169,8 +170,9 @@ def build(block: Block) -> Parsed:
                 column = f"{stat}_{metric}_ms"
                 if column in annotations:
                     fields_[column] = value
-                    if half_unit(printed) is not None:
-                        tolerance[column] = half_unit(printed)
+                    unit = half_unit(printed)
+                    if unit is not None:
+                        tolerance[column] = unit
             else:
                 label, printed = payload
                 position = _POSITION_RE.match(label)
