@@ -9,6 +9,7 @@ import sys
 import time
 import types
 import typing
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Union
 
@@ -74,7 +75,14 @@ def row_models() -> list[type[Row]]:
             walk(sub)
 
     walk(Row)
-    # Tables a foreign key points to come first.
+    # Ordered once per set of models (a module imported later may add one).
+    return list(_parents_first(tuple(found)))
+
+
+@lru_cache(maxsize=8)
+def _parents_first(models: tuple[type[Row], ...]) -> tuple[type[Row], ...]:
+    """Tables a foreign key points to come first."""
+    found = list(models)
     ordered: list[type[Row]] = []
     while found:
         for cls in list(found):
@@ -86,7 +94,7 @@ def row_models() -> list[type[Row]]:
         else:
             ordered.extend(found)
             break
-    return ordered
+    return tuple(ordered)
 
 
 def model_for(table: str) -> type[Row]:
