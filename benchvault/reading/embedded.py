@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..parsers.base import Context, FileFormat
+from .brackets import json_nesting
 
 # A line that starts a JSON value: `{`, `[{`, `[ {`, or `[` alone (a pretty-printed array).
 JSON_START = re.compile(r"^\s*(?:\[\s*)?\{|^\s*\[\s*$")
@@ -27,26 +28,6 @@ FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
 MAX_LINES = 100_000
 MAX_CHARS = 64 << 20
 SNIFF_CHARS = 1 << 16
-
-
-def nesting(text: str) -> int:
-    """Open brackets minus closed ones outside JSON strings."""
-    depth, quoted, escaped = 0, False, False
-    for ch in text:
-        if quoted:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                quoted = False
-        elif ch == '"':
-            quoted = True
-        elif ch in "[{":
-            depth += 1
-        elif ch in "]}":
-            depth -= 1
-    return depth
 
 
 @lru_cache(maxsize=None)
@@ -92,7 +73,7 @@ class Region:
             # A brace in prose that never closes must not hold a whole log back.
             self.hopeless = self.recognised_by() is None
         if self.kind in ("json", "sql"):
-            self.depth += nesting(text)
+            self.depth += json_nesting(text)
         if self.kind == "sql" and text.strip():
             self.statement_open = not text.rstrip().endswith(";")
         return True

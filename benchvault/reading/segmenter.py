@@ -16,6 +16,7 @@ from typing import Callable, Iterable, Iterator
 
 from ..parsers import block_formats, file_formats, line_formats
 from ..parsers.base import Block, BlockFormat, Context, LineFormat, Seen
+from .brackets import nesting
 from .cmdline import invoked_at
 from .doctype import by_suffix, is_capture_line
 from .embedded import Embedded, Region, starts as embedded_starts
@@ -118,28 +119,8 @@ def _unclosed(block: Block) -> "Unclosed | None":
                     block.line_start + body)
 
 
-def _nesting(text: str) -> int:
-    """Open brackets minus closed ones, outside quotes (a wrapped repr is still open)."""
-    depth, quote, escaped = 0, None, False
-    for ch in text:
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = None
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-    return depth
-
-
 def _opens_repr(text: str) -> bool:
-    return ("Namespace(" in text or "args: {" in text) and _nesting(text) > 0
+    return ("Namespace(" in text or "args: {" in text) and nesting(text) > 0
 
 
 class Segmenter:
