@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from ..parsers.base import Context, FileFormat
 from .brackets import json_nesting
@@ -30,23 +29,27 @@ MAX_CHARS = 64 << 20
 SNIFF_CHARS = 1 << 16
 
 
-@lru_cache(maxsize=None)
-def _marker_search(formats: tuple[FileFormat, ...]):
-    words = [re.escape(m) for f in formats for m in f.embed_markers]
-    return re.compile("|".join(words), re.I).search if words else (lambda text: None)
+class Openers:
+    """``openers(text)``: json / sql / csv when ``text`` may be the first line of a pasted
+    output file of one of ``formats``.  Asked of every line outside a block, so it is built
+    once per reader and checks the cheap things first."""
 
+    def __init__(self, formats: tuple[FileFormat, ...]):
+        self.formats = formats
+        # lower() and `in` are ~10x faster than one caseless regex over a 250-byte log line
+        self.markers = tuple({m.lower() for f in formats for m in f.embed_markers})
 
-def starts(text: str, formats: tuple[FileFormat, ...]) -> str | None:
-    """json / sql / csv when ``text`` may be the first line of a pasted output file."""
-    if JSON_START.match(text):
-        return "json"
-    if _marker_search(formats)(text) is None:
+    def __call__(self, text: str) -> str | None:
+        if ("{" in text or "[" in text) and JSON_START.match(text):
+            return "json"
+        lowered = text.lower()
+        if not any(m in lowered for m in self.markers):
+            return None
+        if SQL_START.match(text):
+            return "sql"
+        if text.count(",") >= 2 and any(f.sniff(text.encode(), "") for f in self.formats):
+            return "csv"
         return None
-    if SQL_START.match(text):
-        return "sql"
-    if text.count(",") >= 2 and any(f.sniff(text.encode(), "") for f in formats):
-        return "csv"
-    return None
 
 
 @dataclass

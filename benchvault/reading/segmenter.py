@@ -19,7 +19,7 @@ from ..parsers.base import Block, BlockFormat, Context, LineFormat, Seen
 from .brackets import nesting
 from .cmdline import invoked_at
 from .doctype import by_suffix, is_capture_line
-from .embedded import Embedded, Region, starts as embedded_starts
+from .embedded import Embedded, Openers, Region
 from .wrap import join_wrapped
 from ..parsers.runcontext import LAUNCH_COMMANDS
 
@@ -159,6 +159,7 @@ class Segmenter:
         self.widest_whole = 0
         self.lookahead = False   # logical_lines holds a line read ahead of the one it gave
         self.file_formats = file_formats()
+        self.openers = Openers(self.file_formats)
         # Lines of a pasted copy no file format knew, to be read again as ordinary lines.
         self.replay: deque[tuple[int, int, str]] = deque()
         # The last line of that copy: no line up to it starts another (a brace that never
@@ -439,7 +440,7 @@ class Segmenter:
         """Program output: a log record, a device line, a command, a printed Namespace, a
         stats line, the first line of a result block (a `c=16` is not)."""
         return (is_capture_line(text) or text.startswith("Namespace(")
-                or embedded_starts(text, self.file_formats) is not None
+                or self.openers(text) is not None
                 or self._command_kind(text) is not None
                 or any(fmt.matches(text) for fmt in self.line_formats)
                 or self.start_hint.search(text) is not None
@@ -568,7 +569,7 @@ class Segmenter:
                 ended = None
                 if trailer:
                     continue
-            kind = embedded_starts(text, self.file_formats) \
+            kind = self.openers(text) \
                 if start > self.refused_until else None
             if kind is not None:
                 region = Region(kind, self.file_formats)
