@@ -11,6 +11,8 @@ import pytest
 
 from conftest import FIXTURES, ingest_into, rows
 
+from benchvault.reading import prefilter
+
 LLAMA = FIXTURES / "contract" / "llama.cpp-0.3.16"
 VLLM = FIXTURES / "contract" / "vllm-0.11.0"
 # Where a pasted copy and the file differ by design: where it was seen, and what the note says.
@@ -133,3 +135,26 @@ def test_pasted_json_cut_short_warns_at_its_line(tmp_path):
     assert rows(db, "SELECT count(*) n FROM serving_runs")[0]["n"] == 0
     [warning] = rows(db, "SELECT line, reason FROM unparsed_blocks")
     assert warning["line"] == 4 and "pasted, lines 4-" in warning["reason"], warning
+
+
+def test_a_structured_log_is_not_gathered_as_a_pasted_file(tmp_path):
+    """JSON log lines (`{"level": ...}` each) are no output file: the prefilter passes over
+    them, and in a note the engine-stats line right after one is still read at its line."""
+    stats = ("INFO 01-05 11:40:26 metrics.py:467] Avg prompt throughput: 481.1 tokens/s, "
+             "Avg generation throughput: 548.8 tokens/s, Running: 164 reqs, Swapped: 0 reqs, "
+             "Pending: 16 reqs, GPU KV cache usage: 69.0%, CPU KV cache usage: 0.0%.")
+    log_line = '{"time": "2025-03-01T12:00:01", "level": "INFO", "msg": "POST /v1/completions"}'
+    chunk = f"{log_line}\n{stats}\n{log_line}\n".encode()
+    found = [chunk[s:chunk.index(b"\n", s)].decode()
+             for s in prefilter.for_formats().candidates(chunk)]
+    assert found == [stats]
+    saved_line = json.dumps({"completed": 8, "request_throughput": 1.5})
+    assert prefilter.for_formats().candidates(saved_line.encode() + b"\n") == [0]
+    for suffix in (".log", ".md"):
+        note = tmp_path / f"server{suffix}"
+        note.write_text("\n".join([log_line] * 3 + [stats] + [log_line] * 2) + "\n")
+        db = tmp_path / f"w{suffix}.db"
+        ingest_into(db, note)
+        [row] = rows(db, "SELECT line_start, prompt_throughput FROM engine_stats")
+        assert (row["line_start"], row["prompt_throughput"]) == (4, 481.1), suffix
+        assert rows(db, "SELECT count(*) n FROM unparsed_blocks")[0]["n"] == 0

@@ -218,6 +218,9 @@ class FileFormat:
     # Pasted inside a note (reading/embedded.py): words the first line of a copy that does not
     # start a JSON value holds (a CSV header, a SQL statement), in any case...
     embed_markers: tuple[str, ...] = ()
+    # ...and keys (with their quotes) one of which a one-line JSON value of the format holds:
+    # a `{` line in a log without any of them is not a copy of this format.
+    json_keys: tuple[str, ...] = ()
     # ...and the row fields the note around the copy gives (heading, label, command), which
     # fill what the file itself did not say.
     note_context: Callable[[Context], dict[str, Any]] | None = None

@@ -210,5 +210,6 @@ FORMAT = FileFormat(
               "vllm-project/guidellm)",),
     sniff=sniff,
     read=read,
+    json_keys=('"benchmarks"',),
     note_context=serving_context,
 )

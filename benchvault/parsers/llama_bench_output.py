@@ -354,5 +354,6 @@ FORMAT = FileFormat(
     sniff=sniff,
     read=read,
     embed_markers=("model_type", "create table"),
+    json_keys=('"avg_ts"',),
     note_context=lambda context: run_context(context),
 )

@@ -201,5 +201,6 @@ FORMAT = FileFormat(
               "[--append-result] [--metadata]", "sglang bench_serving --output-file"),
     sniff=sniff,
     read=read,
+    json_keys=('"request_throughput"',),
     note_context=serving_context,
 )

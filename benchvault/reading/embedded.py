@@ -19,8 +19,18 @@ from .brackets import json_nesting
 
 # A line that starts a JSON value: `{`, `[{`, `[ {`, or `[` alone (a pretty-printed array).
 JSON_START = re.compile(r"^\s*(?:\[\s*)?\{|^\s*\[\s*$")
-# The same, as the prefilter finds it in raw bytes (after a comment or quote prefix).
-JSON_START_BYTES = rb"^[ \t#>/;-]*(?:\[[ \t]*)?\{|^[ \t#>/;-]*\[[ \t\r]*$"
+# The same, as the prefilter finds it in raw bytes (after a comment or quote prefix): an
+# opener alone on its line (pretty-printed JSON)...
+_PREFIX = rb"^[ \t#>/;-]*"
+JSON_OPENER_BYTES = _PREFIX + rb"(?:\[[ \t]*)?\{[ \t\r]*$|" + _PREFIX + rb"\[[ \t\r]*$"
+
+
+def json_start_patterns(formats: tuple[FileFormat, ...]) -> tuple[bytes, ...]:
+    """...or a `{` line holding a key one of ``formats`` writes (a JSON-lines result).  A
+    structured log of `{...}` lines holds none of them, and the prefilter skips it whole."""
+    keys = sorted({k.encode() for f in formats for k in f.json_keys})
+    keyed = _PREFIX + rb"(?:\[[ \t]*)?\{[^\n]*(?:" + b"|".join(map(re.escape, keys)) + rb")"
+    return (JSON_OPENER_BYTES, keyed) if keys else (JSON_OPENER_BYTES,)
 SQL_START = re.compile(r"^\s*CREATE\s+TABLE\b", re.I)
 SQL_STATEMENT = re.compile(r"^\s*(?:CREATE\s+TABLE|INSERT\s+INTO)\b", re.I)
 FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
@@ -72,11 +82,15 @@ class Region:
             return False
         self.items.append((start, end, text))
         before, self.chars = self.chars, self.chars + len(text) + 1
+        if self.kind in ("json", "sql"):
+            self.depth += json_nesting(text)
         if before <= SNIFF_CHARS < self.chars:
             # A brace in prose that never closes must not hold a whole log back.
             self.hopeless = self.recognised_by() is None
-        if self.kind in ("json", "sql"):
-            self.depth += json_nesting(text)
+        elif self.kind == "json" and self.depth <= 0 and len(self.items) == 1:
+            # One whole value on its line no format knows (a structured log line, a config
+            # snippet): the lines after it are not gathered behind it.
+            self.hopeless = self.recognised_by() is None
         if self.kind == "sql" and text.strip():
             self.statement_open = not text.rstrip().endswith(";")
         return True

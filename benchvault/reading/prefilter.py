@@ -111,7 +111,7 @@ def _first_non_ascii_per_line(chunk: bytes, end: int) -> Iterator[int]:
 def for_formats(use_hyperscan: bool = True) -> Prefilter:
     """The prefilter for every registered format and the segmenter's context rules."""
     from ..parsers import block_formats, file_formats, line_formats
-    from .embedded import JSON_START_BYTES
+    from .embedded import json_start_patterns
     from .segmenter import CONTEXT_MARKERS
 
     exact = list(CONTEXT_MARKERS)
@@ -123,4 +123,5 @@ def for_formats(use_hyperscan: bool = True) -> Prefilter:
         exact.extend(fmt.markers)
     for fmt in file_formats():          # the first line of one pasted into a log
         caseless.extend(fmt.embed_markers)
-    return Prefilter(exact, caseless, use_hyperscan, patterns=(JSON_START_BYTES,))
+    return Prefilter(exact, caseless, use_hyperscan,
+                     patterns=json_start_patterns(tuple(file_formats())))
