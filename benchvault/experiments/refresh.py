@@ -9,6 +9,7 @@ warehouse.
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from typing import TYPE_CHECKING, Any, Iterable
@@ -45,6 +46,19 @@ def _runs(db: sqlite_utils.Database, run_ids: list[int]) -> list[dict[str, Any]]
         f"LEFT JOIN server_launches l ON l.id = r.launch_id WHERE r.id IN ({marks})", run_ids)
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def _launch_in_result(extra: Any) -> dict[str, Any]:
+    """Launch settings a result file reported itself (SGLang's server_info, read into
+    extra["launch"]) for a run no launch log is linked to."""
+    if isinstance(extra, str):
+        try:
+            extra = json.loads(extra)
+        except ValueError:
+            return {}
+    launch = extra.get("launch") if isinstance(extra, dict) else None
+    return {k: v for k, v in launch.items() if k in LAUNCH_COLUMNS} \
+        if isinstance(launch, dict) else {}
 
 
 def _family(db: sqlite_utils.Database, run: dict[str, Any]) -> str | None:
@@ -108,6 +122,8 @@ def refresh_configurations(db: sqlite_utils.Database, run_ids: Iterable[int],
         for run in _runs(db, chunk):
             _inherit_workload(db, run)
             launch = {c: run.get(f"launch_{c}") for c in LAUNCH_COLUMNS}
+            if run.get("launch_id") is None:
+                launch.update(_launch_in_result(run.get("extra")))
             config = configuration(run, launch, run.get("source_name"),
                                    run.get("observed_spec_tokens"))
             family = _family(db, run)

@@ -51,6 +51,8 @@ WORKLOAD_KEYS = {
     "sharegpt": ("sharegpt_output_len",),
     "sonnet": ("sonnet_input_len", "sonnet_output_len", "sonnet_prefix_len"),
     "hf": ("hf_output_len",),
+    # SGLang's image dataset draws its text lengths as the random one does
+    "image": ("random_input_len", "random_output_len", "random_range_ratio"),
 }
 INT_KEYS = ("max_concurrency", "num_prompts", "port", "seed", "random_input_len",
             "random_output_len", "random_prefix_len", "sharegpt_output_len", "sonnet_input_len",

@@ -57,6 +57,15 @@ REQUEST_ARRAYS = {
     "errors": ("error", None),
 }
 DROPPED = {"generated_texts"}
+# SGLang's `server_info` (its server's arguments) → the launch settings a configuration reads;
+# kept in extra["launch"] under the launch columns' names.
+SERVER_INFO_KEYS = {
+    "tp_size": "tensor_parallel_size", "pp_size": "pipeline_parallel_size",
+    "dp_size": "data_parallel_size", "quantization": "quantization", "dtype": "dtype",
+    "kv_cache_dtype": "kv_cache_dtype", "context_length": "max_model_len",
+    "speculative_draft_model_path": "speculative_model",
+    "speculative_num_draft_tokens": "num_speculative_tokens",
+}
 # Columns a file never sets: provenance and what benchvault infers.
 OWN_COLUMNS = {"id", "source_id", "line_start", "line_end", "raw_text", "section", "label",
                "tags", "format", "engine", "launch_id", "command", "namespace", "extra"}
@@ -65,7 +74,9 @@ WRITER_KEYS = {"date", "endpoint_type", "label", "tag", "ramp_up_strategy", "ram
                "ramp_up_end_rps", "best_of", "use_beam_search", "rps_change_events",
                "server_info", "storage_backend", "goodput_slos_ms"}
 STAT_KEY_RE = re.compile(r"^(mean|median|std|min|max|p\d+(?:\.\d+)?)_(.+)_ms$")
-SIGNATURE = ('"completed"', '"request_throughput"')
+SIGNATURE = ('"completed"', '"duration"')
+# One of these too: SGLang's 2024 layout wrote output_throughput but no request_throughput.
+THROUGHPUT_KEYS = ('"request_throughput"', '"output_throughput"')
 INFINITE = {"inf", "infinity", "+inf"}
 
 
@@ -75,7 +86,7 @@ def sniff(head: bytes, path: str) -> bool:
         return False
     text = head.decode(encoding, errors="ignore").lstrip("\ufeff \t\r\n")
     return text.startswith("{") and all(s in text for s in SIGNATURE) \
-        and '"benchmarks"' not in text
+        and any(k in text for k in THROUGHPUT_KEYS) and '"benchmarks"' not in text
 
 
 def _number(value: Any) -> Any:
@@ -146,6 +157,16 @@ def record_to_parsed(record: dict[str, Any], context: Context, fmt: str, line: i
             tags[key] = value                          # --metadata KEY=VALUE
         else:
             extra[key] = value
+    # SGLang writes no model key; the server it asked (`server_info`) names it, and how it
+    # was launched.
+    server = record.get("server_info")
+    if isinstance(server, dict):
+        if values_.get("model") is None and isinstance(server.get("model_path"), str):
+            values_["model"] = server["model_path"]
+        launch = {column: server[key] for key, column in SERVER_INFO_KEYS.items()
+                  if server.get(key) is not None}
+        if launch:
+            extra["launch"] = launch
     # Length arguments of another dataset than the run's say nothing about it.
     relevant = set(workload_keys(values_.get("dataset_name")))
     for key in workload_keys(None):
@@ -201,6 +222,6 @@ FORMAT = FileFormat(
               "[--append-result] [--metadata]", "sglang bench_serving --output-file"),
     sniff=sniff,
     read=read,
-    json_keys=('"request_throughput"',),
+    json_keys=THROUGHPUT_KEYS,
     note_context=serving_context,
 )
