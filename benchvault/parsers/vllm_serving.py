@@ -190,8 +190,9 @@ def build(block: Block) -> Parsed:
         fields_["spec_decode_per_position_acceptance_rates"] = [
             positions[i] for i in sorted(positions)]
     row = serving_context(block.context, printed_backend=extra.get("printed_backend"))
-    # What the block itself printed beats what the context said.
-    row.update({k: v for k, v in fields_.items() if v is not None or k not in row})
+    # What the block itself printed beats what the context said, `not set` included (a
+    # command or Namespace further up belongs to an earlier run then).
+    row.update(fields_)
     row["extra"] = extra or None
     row["format"] = FORMAT.name
     return Parsed(row=ServingRun(**row), children=_LATENCY_ROWS.validate_python(stats),
