@@ -36,6 +36,7 @@ from lark.exceptions import LarkError, UnexpectedInput
 from pydantic import ValidationError
 
 from ..schemas.llama_bench import LlamaBenchResult
+from ..reading.brackets import nesting
 from .base import Block, BlockFormat, BlockParseError, Context, Parsed, Problem, half_unit
 from ..reading.cmdline import parse_command
 
@@ -369,6 +370,18 @@ def run_context(context: Context) -> dict[str, Any]:
     return row
 
 
+def rejoin_bracketed(cells: list[str]) -> list[str]:
+    """Cells split at a `|` inside brackets put back together: an `-ot` pattern like
+    `blk\\.(1[0-9]|2[0-9])\\.ffn_(up|down)_exps=CPU` is one cell whose `|` are the regex's."""
+    merged: list[str] = []
+    for cell in cells:
+        if merged and nesting(merged[-1], quotes="") > 0:
+            merged[-1] += "|" + cell
+        else:
+            merged.append(cell)
+    return merged
+
+
 def build(block: Block) -> list[Parsed | Problem]:
     text = block.text if block.text.endswith("\n") else block.text + "\n"
     try:
@@ -390,6 +403,8 @@ def build(block: Block) -> list[Parsed | Problem]:
         cells = rest[0]
         where = block.line_start + line - 1
         raw = "\n".join((block.lines[0], block.lines[line - 1]))
+        if len(cells) > len(header):
+            cells = rejoin_bracketed(cells)
         if len(cells) != len(header):
             out.append(Problem(where, f"row has {len(cells)} cells, the header has "
                                       f"{len(header)}", raw))
