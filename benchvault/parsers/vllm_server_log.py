@@ -8,6 +8,7 @@ Shapes seen across versions and launchers (the message is what the format gramma
     (VllmWorkerProcess pid=42) INFO 12-16 16:46:04 metrics.py:482] ...              (V0 TP)
     vllm-1  | INFO 01-05 12:04:53 api_server.py:712] ...                            (compose)
     [2025-01-05 11:32:46] vllm serve deepseek-ai/DeepSeek-V3 ...                    (a script)
+    [2025-03-01 12:00:05 DP0 TP0] Decode batch. #running-req: 12, ...                (SGLang)
 
 vLLM prints no year; a timestamp without one keeps ``year=None`` and takes its year from a
 dated line of the same launch when it has one.
@@ -31,7 +32,7 @@ LOG_PREFIX = re.compile(
     r"(?:\[[^\]\s]+:\d+\]|[\w.\-]+:\d+\])\s?")
 DATED_PREFIX = re.compile(
     r"^\s*\[(?P<year>\d{4})-(?P<month>\d\d)-(?P<day>\d\d)[ T](?P<time>\d\d:\d\d:\d\d)"
-    r"(?:[.,]\d+)?\]\s?")
+    r"(?:[.,]\d+)?(?:\s+[A-Z]{2,4}\d+)*\]\s?")    # SGLang's rank tags: `[... DP1 TP8]`
 # ... and uvicorn's own `INFO:     ` (no timestamp; vLLM >= 0.31 prints it without the pid tag).
 PROCESS_PREFIX = re.compile(r"^\s*(?:[\w.\-]+\s+\|\s*)?(?:\([\w .\-]+pid=\d+\)\s*)?"
                             r"(?:(?:INFO|WARNING|ERROR):[ \t]+)?")

@@ -135,8 +135,9 @@ class SpecDecodeMetric(Provenance):
 
 class EngineStat(Provenance):
     __table__ = "engine_stats"
-    __description__ = ("vLLM's periodic engine log line: throughput, queue lengths, KV-cache "
-                       "usage and prefix-cache hit rate at one moment.")
+    __description__ = ("An engine's periodic stats log line (vLLM's stats line, SGLang's "
+                       "prefill/decode batch line): throughput, queue lengths, KV-cache usage "
+                       "and prefix-cache hit rate at one moment.")
     __foreign_keys__ = (("source_id", "sources", "id"), ("launch_id", "server_launches", "id"))
 
     id: int | None = None
