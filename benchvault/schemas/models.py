@@ -29,11 +29,17 @@ def json_safe(value: Any) -> Any:
     """A JSON column's value without inf/nan (not JSON): stored as the strings Python prints."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
+    # Scalars are answered inline (`v - v == 0`: finite): a row holds ~100, hashed per sighting.
     if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
+        return {k: v if v.__class__ in _PLAIN or v.__class__ is float and v - v == 0
+                else json_safe(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [json_safe(v) for v in value]
+        return [v if v.__class__ in _PLAIN or v.__class__ is float and v - v == 0
+                else json_safe(v) for v in value]
     return value
+
+
+_PLAIN = frozenset({str, int, bool, type(None)})
 
 
 @functools.cache
