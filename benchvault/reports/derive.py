@@ -229,7 +229,10 @@ def per_distinct(frame: pd.DataFrame, columns: list[str], function) -> pd.Series
         return pd.Series([], index=frame.index, dtype=object)
     codes = np.zeros(len(frame), dtype=np.int64)
     for column in present:
-        column_codes, uniques = pd.factorize(_keyable(frame[column]))
+        try:    # strings and numbers factorize as they are; dicts (tags) need their JSON
+            column_codes, uniques = pd.factorize(frame[column])
+        except TypeError:
+            column_codes, uniques = pd.factorize(_keyable(frame[column]))
         codes = codes * (len(uniques) + 1) + (column_codes + 1)    # NULL is code -1 -> 0
         codes = pd.factorize(codes)[0]                              # keep the product small
     _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)

@@ -11,7 +11,7 @@ import sqlite3
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 import pandas as pd
 
@@ -57,11 +57,13 @@ def table_columns(conn: sqlite3.Connection, table: str) -> list[str]:
 
 
 def load_table(conn: sqlite3.Connection, table: str,
-               conditions: Iterable[Condition] = ()) -> pd.DataFrame:
+               conditions: Iterable[Condition] = (),
+               among: tuple[str, list[Any]] | None = None) -> pd.DataFrame:
     """Every row of ``table`` (without the heavy text columns), with its source file's name.
 
     ``conditions`` (the report's --where) narrow the rows in SQL where SQL can say the same
-    (``prefilter``); the caller still applies them all.
+    (``prefilter``); the caller still applies them all.  ``among`` = (column, values) keeps
+    the rows whose column holds one of the values (None: NULL), e.g. some groups' rows.
     """
     conditions = list(conditions)
     cols = [c for c in table_columns(conn, table) if c not in HEAVY_COLUMNS]
@@ -96,6 +98,14 @@ def load_table(conn: sqlite3.Connection, table: str,
             joins.append("LEFT JOIN experiment_groups g ON g.id = t.group_id")
     sql = f'SELECT {", ".join(select)} FROM "{table}" t ' + " ".join(joins)
     where, params = prefilter(conditions, set(cols))
+    if among is not None and among[0] in cols:
+        column, values = among
+        known = [v for v in values if v is not None]
+        terms = ([f't."{column}" IN ({", ".join("?" * len(known))})'] if known else []) + \
+            ([f't."{column}" IS NULL'] if len(known) < len(values) else [])
+        term = "(" + " OR ".join(terms or ["0"]) + ")"
+        where = f"{where} AND {term}" if where else term
+        params = [*params, *known]
     if where:
         sql += f" WHERE {where}"
     order = [c for c in ("source_id", "line_start", "id") if c in cols]

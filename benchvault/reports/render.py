@@ -17,7 +17,7 @@ from .experiments import (SERVING, Layout, add_keys, fold_repeats, gpu_names, la
                           split, varying, with_texts)
 from .kinds import KINDS, ReportKind, kind as get_kind
 from .query import (Condition, ReportError, apply_where, connect_readonly, has_table, load_table,
-                    parse_conditions, run_sql, why_empty)
+                    parse_conditions, run_sql, table_columns, why_empty)
 from .table import Column, Table, build_table, column_info, escape_cell, format_value
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -211,6 +211,13 @@ def _make(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions) ->
                 f"ingested into it, or it was built by a benchvault that does not read it yet.")
         return [Report(spec, title, spec.description, None, pd.DataFrame(), [note], filters)]
     else:
+        grouped = options.group if options.group is not None else not options.where
+        layout = layout_for(spec.table)
+        if grouped and layout is not None and \
+                layout.group_key in table_columns(conn, spec.table):
+            reports = _make_by_group(conn, spec, options, layout, title, filters)
+            if reports:
+                return reports
         frame = load_table(conn, spec.table, [*parse_conditions(spec.where), *conditions])
     selected = [c for c in frame.columns if c not in ("id", "source_id", "tags")]
     frame = derive(frame, naming_for(options), scale_replicas=options.scale_replicas)
@@ -241,6 +248,51 @@ def _make(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions) ->
         report = _one_table(spec, part, options, part_title, filters,
                             selected if options.sql else None,
                             layout if grouped and not options.columns else None)
+        report.slug = slugify(_group_title(part)) if len(parts) > 1 else ""
+        reports.append(report)
+    return reports
+
+
+GROUP_BATCH_ROWS = 6000
+
+
+def _make_by_group(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions,
+                   layout: Layout, title: str, filters: list[str]) -> list[Report]:
+    """One table per comparable group, whole groups read from SQL a batch at a time: a year
+    of runs is never in memory at once (the warehouse stores every run's group), and a batch
+    of ~6,000 rows keeps the per-frame work few.  Empty when no row is left (the caller then
+    says which filter emptied the selection)."""
+    key = layout.group_key
+    assert key is not None
+    own, asked = parse_conditions(spec.where), parse_conditions(options.where)
+    order = [c for c in ("source_id", "line_start", "id") if c in table_columns(conn, spec.table)]
+    sizes: dict = {}
+    for (group,) in conn.execute(f'SELECT "{key}" FROM "{spec.table}" '
+                                 f'ORDER BY {", ".join(order) or "rowid"}'):
+        sizes[group] = sizes.get(group, 0) + 1       # groups in the order their first row came
+    batches: list[list] = [[]]
+    rows = 0
+    for group, size in sizes.items():
+        if batches[-1] and rows + size > GROUP_BATCH_ROWS:
+            batches.append([])
+            rows = 0
+        batches[-1].append(group)
+        rows += size
+    parts = []
+    for batch in batches:
+        frame = load_table(conn, spec.table, [*own, *asked], among=(key, batch))
+        frame = add_keys(derive(frame, naming_for(options),
+                                scale_replicas=options.scale_replicas), spec.table)
+        frame = apply_where(apply_where(frame, own, DISPLAY), asked, DISPLAY)
+        if frame.empty:
+            continue
+        frame = with_texts(_needed(_fold(frame, spec, layout, options.repeats), spec, options,
+                                   layout), layout.fields)
+        parts += [part for _, part in split(frame, key) if not part.empty]
+    reports = []
+    for part in parts:
+        report = _one_table(spec, part, options, f"{title}: {_group_title(part)}", filters,
+                            None, layout if not options.columns else None)
         report.slug = slugify(_group_title(part)) if len(parts) > 1 else ""
         reports.append(report)
     return reports
@@ -365,8 +417,6 @@ def build(db_path: str | Path, kinds: list[str], options: ReportOptions | None =
 
     ``kinds`` may be ``["all"]`` (every built-in report; a missing table becomes a note).
     """
-    from .charts import write_charts
-
     options = options or ReportOptions()
     names = ALL if kinds in ([], ["all"]) else kinds
     conn = connect_readonly(db_path)
@@ -377,6 +427,8 @@ def build(db_path: str | Path, kinds: list[str], options: ReportOptions | None =
         conn.close()
     reports = made
     if out_dir is not None:
+        from .charts import write_charts    # matplotlib is loaded only to draw
+
         for report in reports:
             charts = report.kind.charts if options.charts is None else options.charts
             name = "-".join(filter(None, (prefix, report.kind.name, report.slug)))

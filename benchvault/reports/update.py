@@ -28,7 +28,6 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .charts import write_charts
 from .query import ReportError, connect_readonly
 from .render import ReportOptions, make_reports, render_region
 from .table import escape_cell
@@ -172,6 +171,8 @@ def update_text(text: str, db_path: str | Path, base: Path, path: str = "") -> s
                 if options.charts:
                     chart_dir = base / (region.args.get("chart-dir") or ["charts"])[-1]
                     name = "-".join(filter(None, (region.name, report.slug)))
+                    from .charts import write_charts   # matplotlib: only when drawing
+
                     write_charts(report, chart_dir, name, options.charts, link_base=base)
                 # One table per group, each under its own small heading.
                 title = f"**{escape_cell(report.title)}**\n\n" \
