@@ -152,7 +152,7 @@ def _texts_of(frame: pd.DataFrame, field: str) -> pd.Series:
 
 
 def _values(frame: pd.DataFrame, field: str) -> set[str]:
-    texts = set(_texts_of(frame, field))
+    texts = set(_texts_of(frame, field).unique())     # not row by row: arrow strings
     return texts - {""} if field in BLANK_IS_UNKNOWN else texts
 
 
