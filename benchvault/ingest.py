@@ -67,6 +67,9 @@ def _segments(segmenter, lines: LineSource) -> Iterator[Parsed | IngestWarning]:
     from .reading.segmenter import LineHit, Truncated, Unclosed, WrapCut
 
     for item in segmenter.run(lines):
+        if isinstance(item, Parsed):      # a row the fast lane read (reading/fastlane.py)
+            yield item
+            continue
         if isinstance(item, Embedded):
             yield from _read_embedded(item)
             continue

@@ -206,6 +206,40 @@ class LineSource:
         self.pos, self.lineno = pos, lineno
         return lines, ended
 
+    def take_records(self, take: Callable[[int, str, Callable[[], str | None]], bool]) -> None:
+        """Offer ``take`` the candidate lines from here, each cleaned, with the inert lines
+        between them skipped, until it refuses one (left to be read next) or the chunk ends.
+        ``take(lineno, text, peek)``: ``peek()`` is the line after (None: not in this chunk)."""
+        if self.prefilter is None or self.utf16:
+            return
+        buf, end, encoding = self.buf, self.end, self.encoding
+        while True:
+            line_at = self._candidate_ahead()
+            if line_at >= end:
+                return
+            newline = buf.find(b"\n", line_at, end)
+            after = end if newline < 0 else newline + 1
+            try:
+                text = clean_line(buf[line_at:after].decode(encoding))
+            except UnicodeDecodeError:
+                return      # __next__ reads it, noting the Latin-1 fallback
+            lineno = self.lineno + buf.count(b"\n", self.pos, line_at)
+
+            def peek(after: int = after) -> str | None:
+                if after >= end:
+                    return None
+                newline = buf.find(b"\n", after, end)
+                try:
+                    return clean_line(buf[after:end if newline < 0 else newline + 1]
+                                      .decode(encoding))
+                except UnicodeDecodeError:
+                    return None
+
+            if not take(lineno, text, peek):
+                self.pos, self.lineno = line_at, lineno
+                return
+            self.pos, self.lineno = after, lineno + 1
+
     def skip_inert(self) -> None:
         """Move to the next line that holds a marker (or to the end), counting lines."""
         if self.prefilter is None or self.utf16:

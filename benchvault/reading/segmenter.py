@@ -20,6 +20,7 @@ from .brackets import nesting
 from .cmdline import invoked_at
 from .doctype import by_suffix, is_capture_line
 from .embedded import Embedded, Openers, Region
+from .fastlane import FastLane
 from .wrap import join_wrapped
 from ..parsers.runcontext import LAUNCH_COMMANDS
 
@@ -124,7 +125,10 @@ def _opens_repr(text: str) -> bool:
 
 
 class Segmenter:
-    """One pass over a file's lines; yields Blocks, LineHits and Truncated blocks in order."""
+    """One pass over a file's lines; yields Blocks, LineHits and Truncated blocks in order
+    (and, from the fast lane, the rows of lone single-line records: see fastlane.py)."""
+
+    fast_lane = True     # off: every line takes the full pass (the lane's tests compare both)
 
     def __init__(self, path: str, *, markdown: bool | None = None,
                  tags: dict[str, str] | None = None):
@@ -165,6 +169,7 @@ class Segmenter:
         # The last line of that copy: no line up to it starts another (a brace that never
         # closes would otherwise make every later brace gather the rest of the file again).
         self.refused_until = -1
+        self.lane = FastLane(self) if self.fast_lane and not self.markdown else None
 
     def _fed(self, lines: Iterable[tuple[int, str]], idle: Callable[[], bool]
              ) -> Iterator[tuple[int, int, str] | None]:
@@ -196,10 +201,14 @@ class Segmenter:
         record: tuple | None = None    # (width, [(line, text)...]): a record a wrap may have cut
         source = iter(lines)
         skip = getattr(lines, "skip_inert", None)
+        take = getattr(lines, "take_records", None) if self.lane is not None else None
         while True:
             if skip is not None and pending is None and record is None and not self.prefix \
                     and idle():
                 skip()
+                if take is not None and not self.lookahead and not self.replay:
+                    self.lane.enter()
+                    take(self.lane)
             try:
                 lineno, text = next(source)
             except StopIteration:
@@ -271,9 +280,13 @@ class Segmenter:
     def _may_wrap(self, text: str) -> bool:
         """A line as long as a terminal is wide that one of the line formats reads: the next
         line may be its end, cut off by the wrap."""
-        return len(text) >= max(WRAP_MIN_WIDTH, self.widest_whole) \
+        return len(text) >= self._wrap_width() \
             and any(m in text for m in self.wrap_markers) \
             and not _opens_repr(text) and any(f.matches(text) for f in self.line_formats)
+
+    def _wrap_width(self) -> int:
+        """Lines at least this long may have been cut by the terminal that printed them."""
+        return max(WRAP_MIN_WIDTH, self.widest_whole)
 
     def _reads(self, text: str) -> bool:
         """A line format's grammar reads ``text`` whole (the test of a joined wrap)."""
@@ -288,12 +301,17 @@ class Segmenter:
     def _wraps_into(self, width: int, text: str) -> bool:
         """``text`` goes on with a record cut at ``width``: it is no longer than the cut line,
         starts no record, block or rule of its own."""
-        if not text.strip() or len(text) > width + 1 \
-                or NOT_CONTINUATION_RE.match(text) or is_capture_line(text):
+        if self._cannot_continue(width, text) or is_capture_line(text):
             return False
         if any(fmt.matches(text) for fmt in self.line_formats):
             return False
         return not (self.start_hint.search(text) and any(f.starts(text) for f in self.formats))
+
+    @staticmethod
+    def _cannot_continue(width: int, text: str) -> bool:
+        """The quick half of _wraps_into: blank, too long, or starting something new."""
+        return not text.strip() or len(text) > width + 1 \
+            or NOT_CONTINUATION_RE.match(text) is not None
 
     def _command_kind(self, text: str) -> str | None:
         """Which command this line runs, if it runs one (a log line that merely names
@@ -402,6 +420,21 @@ class Segmenter:
                 self.ctx.printed[match.group(1)] = match.group(2).strip()
                 return
 
+    def _touches_context(self, text: str) -> bool:
+        """Would ``_context_line`` act on this line of a plain log?  (The fast lane's test:
+        kept beside it, in step with it.)"""
+        if self.markdown or FENCE_RE.match(text) or self._command_kind(text) is not None:
+            return True
+        stripped = text.lstrip()
+        if stripped.startswith("Namespace(") or COMMENT_RE.match(text):
+            return True
+        return any(preamble.match(stripped) for preamble in self.preambles)
+
+    def _starts_something(self, text: str) -> bool:
+        """A pasted output file or a result block could start on this line."""
+        return self.openers(text) is not None or self.start_hint.search(text) is not None \
+            and any(f.starts(text) for f in self.formats)
+
     def _consume(self, fmt: BlockFormat | None = None) -> None:
         if fmt is not None and not fmt.consumes:
             return          # a published table leaves the run's context to the run
@@ -501,7 +534,11 @@ class Segmenter:
         # A markdown note is short and every line may open or close a pasted capture: no skips.
         idle = (lambda: False) if self.markdown else \
             (lambda: block is None and ended is None and region is None)
+        lane = self.lane.out if self.lane is not None else []
         for item in self._fed(lines, idle):
+            if lane:
+                yield from lane
+                lane.clear()
             if region is not None:
                 if item is not None and region.take(*item):
                     continue

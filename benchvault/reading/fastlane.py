@@ -1,0 +1,127 @@
+"""The segmenter's fast lane: single-line records of a plain log, read once per shape.
+
+A server log prints the same engine-stats line every few seconds for days.  The segmenter's
+full pass asks of each such line a dozen questions (does it start a block, a pasted file, a
+command, a comment; does it wrap; which line format reads it) and the grammar reads it; the
+answers depend only on the line's *shape* (see memo.py) and on the context the line is in
+(section, label, tags), which such a line never changes.  So the first line of each shape in
+a context goes through exactly those questions and the line format's own ``build``; the
+answer -- "not a lone record" or the row it gave -- is kept as a memo template, and later lines
+of that shape get their row from the template, validated by the row's model as any row is.
+
+The lane runs only where it cannot change what the segmenter would have done: a plain log
+(not a markdown note), nothing open (block, pasted file, joined or wrapped line, comment-prefix
+run), the line no context line, block start, pasted-file opener or command, exactly one line
+format reading it, and -- when the line is as wide as a terminal -- the next line no end of it.
+Anything else goes back to the full pass at that very line.  Rows, context and links come out
+the same either way (tests/test_fastlane.py compares both on whole files).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..parsers.base import Parsed
+from .memo import Memo
+from .wrap import join_wrapped
+
+if TYPE_CHECKING:
+    from .segmenter import Segmenter
+
+STAMPED = ("line_start", "line_end", "raw_text")
+MAX_CONTEXTS = 16
+
+
+class FastLane:
+    def __init__(self, segmenter: "Segmenter"):
+        self.seg = segmenter
+        self.formats = segmenter.line_formats
+        self.models: list[type] = []     # the row models the lane has built, by number
+        self.context: tuple | None = None
+        self.memo: Memo | None = None
+        self.memos: dict[tuple, Memo] = {}
+        self.alone = Memo(self._ends_alone)
+        self.taken = 0
+        # Rows read here, given out by the segmenter before the line that stopped the lane.
+        self.out: list[Parsed] = []
+
+    def enter(self) -> None:
+        """Called before the lane takes lines: the memo of the context they are in (a log's
+        `# c=16` label comes and goes with each run, so a few contexts are kept)."""
+        ctx = self.seg.ctx
+        key = (ctx.section_text, ctx.label_or_heading)
+        if key == self.context:
+            return
+        memo = self.memos.pop(key, None) or Memo(self._judge)
+        self.memos[key] = memo        # most recent last
+        if len(self.memos) > MAX_CONTEXTS:
+            del self.memos[next(iter(self.memos))]
+        self.context, self.memo = key, memo
+
+    def __call__(self, lineno: int, text: str, peek: Callable[[], str | None]) -> bool:
+        """Take the line (its row goes to ``out``) or leave it to the full pass (False)."""
+        seg = self.seg
+        if lineno <= seg.refused_until:
+            return False
+        answer = self.memo(text)     # (_judge refuses by None, never by raising)
+        if answer is None:
+            return False
+        width = len(text)
+        if width >= seg._wrap_width() and not self._stands_whole(text, peek()):
+            return False
+        model, values, tolerance = answer
+        model = self.models[model]
+        values["line_start"] = values["line_end"] = lineno
+        values["raw_text"] = text
+        self.out.append(Parsed(row=model.model_validate(values),
+                               tolerance=dict(tolerance) if tolerance is not None else None))
+        self.taken += 1
+        return True
+
+    def _stands_whole(self, text: str, nxt: str | None) -> bool:
+        """A line as wide as the terminal that the next line does not end (what the full
+        pass finds with Segmenter._may_wrap and _unwrap): the widest line read whole now."""
+        if nxt is None or self.seg._unprefixed(nxt)[1]:
+            return False      # not in this chunk, or opens a prefixed run: the full pass
+        if not self.seg._cannot_continue(len(text), nxt) and not self.alone(text + "\n" + nxt):
+            return False
+        self.seg.widest_whole = len(text)
+        return True
+
+    def _ends_alone(self, pair: str) -> bool:
+        """Is the first of these two lines a record the second does not continue?  (Memoised
+        by shape like the rows: the answer depends on the widths, the words and the grammar.)"""
+        seg = self.seg
+        text, nxt = pair.split("\n", 1)
+        width = len(text)
+        if seg._wraps_into(width, nxt):
+            # A line shorter than the cut one ends the wrap; whole if the two do not read
+            # as one record (a prose line after a stats line).
+            return len(nxt) < width - 1 and not seg._reads(join_wrapped(text, nxt)[0])
+        return True
+
+    def _judge(self, text: str) -> Any:
+        """(the row model's number, the row's values, tolerance) when ``text`` is a lone
+        record the full pass would read with no other effect; else None.  Plain data, for
+        the memo."""
+        seg = self.seg
+        if seg._unprefixed(text)[1] or seg._still_open(text) or seg._starts_something(text) \
+                or seg._touches_context(text):
+            return None
+        found = [i for i, fmt in enumerate(self.formats) if fmt.matches(text)]
+        if len(found) != 1:
+            return None
+        fmt = self.formats[found[0]]
+        try:
+            parsed = fmt.build(0, text, seg.ctx.snapshot())
+        except Exception:
+            return None
+        if not isinstance(parsed, Parsed) or parsed.children or parsed.warnings:
+            return None
+        row = parsed.row
+        if any(getattr(row, name, None) is not None for name in STAMPED) \
+                or not all(name in row.__dict__ for name in STAMPED):
+            return None
+        if type(row) not in self.models:
+            self.models.append(type(row))
+        return self.models.index(type(row)), dict(row.__dict__), parsed.tolerance
