@@ -149,3 +149,18 @@ def test_labels_that_come_and_go_keep_few_memos(tmp_path, contexts):
         source.close()
     assert labels == [f"c={c}" for c in range(contexts) for _ in stats]
     assert len(segmenter.lane.memos) == fastlane.MAX_CONTEXTS
+
+
+def test_a_row_is_built_unvalidated_only_where_validation_checks_types_alone():
+    from pydantic import field_validator
+
+    from benchvault.schemas.server import EngineStat
+
+    class Checked(EngineStat):
+        @field_validator("running")
+        @classmethod
+        def _not_negative(cls, value):
+            return value
+
+    assert fastlane._checks_only_types(EngineStat)
+    assert not fastlane._checks_only_types(Checked)
