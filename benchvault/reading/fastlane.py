@@ -57,32 +57,40 @@ def _built(model: type[BaseModel], values: dict[str, Any]) -> BaseModel:
     return row
 
 
+# What the lanes have learnt, shared by every file this process reads (a many-file ingest
+# would otherwise learn each shape again per file): a memo per context, the few last used
+# kept, each within its own budget; the row models by number; the verdicts on line pairs.
+_MEMOS: dict[tuple, Memo] = {}
+_MODELS: list[tuple[type[BaseModel], bool]] = []    # (model, validating it checks types only)
+MEMO_BUDGET = 1 << 20
+
+
 class FastLane:
     def __init__(self, segmenter: "Segmenter"):
         self.seg = segmenter
         self.formats = segmenter.line_formats
-        # The row models the lane has built, by number: (model, validating it checks types
-        # only).
-        self.models: list[tuple[type[BaseModel], bool]] = []
         self.context: tuple | None = None
         self.memo: Memo | None = None
-        self.memos: dict[tuple, Memo] = {}
-        self.alone = Memo(self._ends_alone)
+        self.alone = _MEMOS.get(("pairs",)) or _MEMOS.setdefault(
+            ("pairs",), Memo(self._ends_alone, MEMO_BUDGET))
+        self.alone.parse = self._ends_alone
         self.taken = 0
         # Rows read here, given out by the segmenter before the line that stopped the lane.
         self.out: list[Parsed] = []
 
     def enter(self) -> None:
         """Called before the lane takes lines: the memo of the context they are in (a log's
-        `# c=16` label comes and goes with each run, so a few contexts are kept)."""
+        `# c=16` label comes and goes with each run, so a few contexts are kept).  A memo
+        learns by asking this file's segmenter: any file's, in that context, answers alike."""
         ctx = self.seg.ctx
-        key = (ctx.section_text, ctx.label_or_heading)
-        if key == self.context:
+        key = (ctx.section_text, ctx.label_or_heading, tuple(sorted(ctx.tags.items())))
+        if key == self.context and self.memo.parse == self._judge:
             return
-        memo = self.memos.pop(key, None) or Memo(self._judge)
-        self.memos[key] = memo        # most recent last
-        if len(self.memos) > MAX_CONTEXTS:
-            del self.memos[next(iter(self.memos))]
+        memo = _MEMOS.pop(key, None) or Memo(self._judge, MEMO_BUDGET)
+        _MEMOS[key] = memo        # most recent last
+        if len(_MEMOS) > MAX_CONTEXTS + 1:
+            del _MEMOS[next(k for k in _MEMOS if k != ("pairs",))]
+        memo.parse = self._judge
         self.context, self.memo = key, memo
 
     def __call__(self, lineno: int, text: str, peek: Callable[[], str | None]) -> bool:
@@ -97,7 +105,7 @@ class FastLane:
         if width >= seg._wrap_width() and not self._stands_whole(text, peek()):
             return False
         model, values, tolerance = answer        # (a new dict each, see memo._compile)
-        model, trusted = self.models[model]
+        model, trusted = _MODELS[model]
         values["line_start"] = values["line_end"] = lineno
         values["raw_text"] = text
         row = _built(model, values) if trusted else model.model_validate(values)
@@ -150,6 +158,6 @@ class FastLane:
                 or not all(name in row.__dict__ for name in STAMPED):
             return None
         model = (type(row), _checks_only_types(type(row)))
-        if model not in self.models:
-            self.models.append(model)
-        return self.models.index(model), dict(row.__dict__), parsed.tolerance
+        if model not in _MODELS:
+            _MODELS.append(model)
+        return _MODELS.index(model), dict(row.__dict__), parsed.tolerance

@@ -267,8 +267,9 @@ def _plain(value: Any) -> bool:
 class Memo:
     """``Memo(parse)(text)`` is ``parse(text)``, with each shape of ``text`` parsed once."""
 
-    def __init__(self, parse: Callable[[str], Any]):
+    def __init__(self, parse: Callable[[str], Any], budget: int | None = None):
         self.parse = parse
+        self.budget = MAX_CACHED_CHARS if budget is None else budget
         self.shapes: dict[str, Any] = {}
         # Text with every digit as `1` → _Layout: the same layout has its slots in the same
         # places, so a text seen before in that layout needs no regex -- once the digits that
@@ -278,7 +279,7 @@ class Memo:
         self.hits = self.misses = 0
 
     def _room(self, chars: int) -> bool:
-        if self.cached_chars + chars > MAX_CACHED_CHARS:
+        if self.cached_chars + chars > self.budget:
             return False
         self.cached_chars += chars
         return True
@@ -295,8 +296,6 @@ class Memo:
                 return result
         pieces = SLOT_RE.split(text)
         slots = pieces[1::2]
-        if not slots:
-            return self.parse(text)
         key = "\x00".join(pieces[0::2]) + "\x00" + "".join("f" if "." in s else "i" for s in slots)
         template = self.shapes.get(key)
         fixed = None

@@ -13,6 +13,8 @@ from typing import Any
 from lark import Lark, Transformer, v_args
 from lark.exceptions import LarkError
 
+from .memo import Memo
+
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0"}
 _ESCAPE_RE = re.compile(r"\\(.)")
 
@@ -111,9 +113,15 @@ def parse_value(text: str) -> Any:
     return _parse(text.strip(), "value")
 
 
+@lru_cache(maxsize=None)
+def _memo(start: str) -> Memo:
+    # A sweep prints one Namespace per run, the same but for a number or two.
+    return Memo(_parser(start).parse)
+
+
 def _parse(text: str, start: str) -> Any:
     try:
-        return _parser(start).parse(text)
+        return _memo(start)(text)
     except LarkError as exc:
         column = getattr(exc, "column", None)
         where = f" at column {column}" if column not in (None, -1) else ""
