@@ -265,10 +265,9 @@ def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | No
             store.insert(db, UnparsedBlock(source_id=source_id, format=warning.format,
                                            line=warning.line, reason=warning.reason,
                                            raw_text=warning.raw_text))
-        db["sources"].update(source_id, {"sha256": sha, "size": size,
-                                         "encoding": report.encoding,
-                                         "runs": result.runs,
-                                         "warnings": len(result.warnings)})
+        db.conn.execute("UPDATE sources SET sha256 = ?, size = ?, encoding = ?, runs = ?, "
+                        "warnings = ? WHERE id = ?", [sha, size, report.encoding, result.runs,
+                                                      len(result.warnings), source_id])
         db.execute("COMMIT")
     except UnreadableFile as exc:
         db.execute("ROLLBACK")
@@ -436,7 +435,7 @@ def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path],
 def _start_parsing(db, paths: list[Path], tags, force: bool, jobs: int):
     """Submit every small file that is not stored as it is now to a pool of workers."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Future, ProcessPoolExecutor
 
     todo = []
     for path in paths:
@@ -451,10 +450,15 @@ def _start_parsing(db, paths: list[Path], tags, force: bool, jobs: int):
         todo.append(path)
     if len(todo) < 2:
         return None, {}
-    # fork: the workers start with the grammars and models this process has imported.
+    # The first file is read here, before the fork: the workers then start with its imports,
+    # compiled grammars and learnt shapes instead of each paying for them (most of a small
+    # note's cost in a fresh process).
+    first = Future()
+    first.set_result(_parse_whole(str(todo[0]), tags))
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
-    return pool, {path: pool.submit(_parse_whole, str(path), tags) for path in todo}
+    return pool, {todo[0]: first,
+                  **{path: pool.submit(_parse_whole, str(path), tags) for path in todo[1:]}}
 
 
 def _worker_result(future, path: Path) -> Parsing | None:

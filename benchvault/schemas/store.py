@@ -221,7 +221,18 @@ def assign(row: Row, **values: Any) -> None:
 
 
 def insert(db: sqlite_utils.Database, row: Row) -> int:
-    return db[row.__table__].insert(to_record(row)).last_pk
+    """Insert one row now (its non-NULL columns); its id."""
+    layout = layout_of(type(row))
+    parameters = layout.parameters(row)
+    present = tuple(map(operator.is_not, parameters, layout.nones))
+    cursor = db.conn.execute(layout.statement(present),
+                             tuple(itertools.compress(parameters, present)))
+    return row.__dict__.get("id") or cursor.lastrowid
+
+
+@lru_cache(maxsize=None)
+def layout_of(model: type[Row]) -> "_Layout":
+    return _Layout(model)
 
 
 class _Layout:
@@ -291,7 +302,7 @@ class BatchWriter:
         model = type(row)
         layout = self.layouts.get(model)
         if layout is None:
-            layout = self.layouts[model] = _Layout(model)
+            layout = self.layouts[model] = layout_of(model)
         values = row.__dict__
         if layout.has_id and values["id"] is None:
             table = layout.table
