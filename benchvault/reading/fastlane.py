@@ -19,6 +19,7 @@ the same either way (tests/test_fastlane.py compares both on whole files).
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel
@@ -50,11 +51,19 @@ def _built(model: type[BaseModel], values: dict[str, Any]) -> BaseModel:
     """A ``model`` row of ``values`` as they are (what model_construct does, at a sixth of
     its cost: every field is given)."""
     row = model.__new__(model)
-    object.__setattr__(row, "__dict__", values)
-    object.__setattr__(row, "__pydantic_fields_set__", set(values))
-    object.__setattr__(row, "__pydantic_extra__", None)
-    object.__setattr__(row, "__pydantic_private__", None)
+    setattr_ = object.__setattr__
+    setattr_(row, "__dict__", values)
+    # Every field is set: one set per model serves every row (pydantic only adds to it, the
+    # names of fields already in it).
+    setattr_(row, "__pydantic_fields_set__", _all_fields(model))
+    setattr_(row, "__pydantic_extra__", None)
+    setattr_(row, "__pydantic_private__", None)
     return row
+
+
+@functools.lru_cache(maxsize=None)
+def _all_fields(model: type[BaseModel]) -> set[str]:
+    return set(model.model_fields)
 
 
 # What the lanes have learnt, shared by every file this process reads (a many-file ingest
