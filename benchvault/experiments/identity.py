@@ -67,16 +67,20 @@ class Identity:
         """A row's values without provenance and warehouse columns: what a sighting says."""
         return {k: v for k, v in values.items() if k not in _NOT_CONTENT}
 
-    def fingerprint(self, values: Mapping[str, Any]) -> str:
-        """What makes an ``exact`` row what it is: its values, where it sat left out."""
-        return _digest({k: v for k, v in self.content(values).items()
+    def fingerprint(self, values: Mapping[str, Any],
+                    content: Mapping[str, Any] | None = None) -> str:
+        """What makes an ``exact`` row what it is: its values, where it sat left out.
+        (``content``: ``self.content(values)`` when the caller has it already.)"""
+        content = self.content(values) if content is None else content
+        return _digest({k: v for k, v in content.items()
                         if k not in self.context and v is not None})
 
-    def content_hash(self, values: Mapping[str, Any],
-                     tolerance: Mapping[str, float] | None) -> str:
+    def content_hash(self, values: Mapping[str, Any], tolerance: Mapping[str, float] | None,
+                     content: Mapping[str, Any] | None = None) -> str:
         """Everything a sighting said: equal for the same text pasted twice.  Links to the
         launch or run beside it are left out: they are ids ingest gave within one file."""
-        return _digest({"values": {k: v for k, v in self.content(values).items()
+        content = self.content(values) if content is None else content
+        return _digest({"values": {k: v for k, v in content.items()
                                    if v is not None and k not in LINKS},
                         "tolerance": tolerance or None})
 
