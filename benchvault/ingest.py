@@ -454,7 +454,10 @@ def _start_parsing(db, paths: list[Path], tags, force: bool, jobs: int):
     # compiled grammars and learnt shapes instead of each paying for them (most of a small
     # note's cost in a fresh process).
     first = Future()
-    first.set_result(_parse_whole(str(todo[0]), tags))
+    try:
+        first.set_result(_parse_whole(str(todo[0]), tags))
+    except Exception as exc:     # read again by ingest_file, which reports it with file:line
+        first.set_exception(exc)
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
     return pool, {todo[0]: first,

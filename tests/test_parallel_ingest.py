@@ -67,3 +67,30 @@ def test_workers_really_parse(tmp_path):
     finally:
         db.close()
     assert len(parsed["strix-halo_vllm-vs-llamacpp.md"].items) > 20
+
+
+def test_a_first_file_that_fails_before_the_fork_is_read_again(tmp_path, monkeypatch):
+    """The first file is read in this process before the workers fork; if that reading
+    fails, the file is read again where errors are reported, like a worker's failure."""
+    from benchvault import ingest
+
+    files = expand_paths([FIXTURES / "seeds"])
+    real, calls = ingest._parse_whole, []
+
+    def first_fails(path, tags):
+        calls.append(path)
+        if len(calls) == 1:
+            raise RuntimeError("the parser crashed")
+        return real(path, tags)
+
+    serial, _ = _warehouse(tmp_path / "serial.db", files, jobs=1)
+    monkeypatch.setattr(ingest, "_parse_whole", first_fails)
+    db = connect(tmp_path / "w.db")
+    try:
+        results = ingest_paths(db, files, jobs=2)
+    finally:
+        db.close()
+    assert calls[0] == str(files[0])
+    assert [r.status for r in results] == ["ingested"] * len(files)
+    assert [(r.runs, r.counts) for r in results] == [(r.runs, r.counts) for r in serial]
+    assert results[0].runs > 0
