@@ -314,8 +314,8 @@ def _write_rows(db: sqlite_utils.Database, source_id: int, items: Iterable[Parse
             linker.facts(item)
             continue
         row = item.row
-        if "source_id" in row.__dict__:     # (every field is in it: see store.assign)
-            row.__dict__["source_id"] = source_id
+        if "source_id" in fields_of(type(row)):
+            store.assign(row, source_id=source_id)
         linker.before_insert(row)
         if placer.tracks(row):
             # A row seen before (its JSON, another note) becomes a sighting of that row.

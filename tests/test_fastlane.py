@@ -148,7 +148,7 @@ def test_labels_that_come_and_go_keep_few_memos(tmp_path, contexts):
     finally:
         source.close()
     assert labels == [f"c={c}" for c in range(contexts) for _ in stats]
-    assert len(fastlane._MEMOS) == fastlane.MAX_CONTEXTS + 1     # and the pairs' memo
+    assert len(fastlane._MEMOS) == fastlane.MAX_CONTEXTS
 
 
 def test_a_row_is_built_unvalidated_only_where_validation_checks_types_alone():

@@ -69,9 +69,10 @@ def _all_fields(model: type[BaseModel]) -> set[str]:
 # What the lanes have learnt, shared by every file this process reads (a many-file ingest
 # would otherwise learn each shape again per file): a memo per context, the few last used
 # kept, each within its own budget; the row models by number; the verdicts on line pairs.
+MEMO_BUDGET = 1 << 20
 _MEMOS: dict[tuple, Memo] = {}
 _MODELS: list[tuple[type[BaseModel], bool]] = []    # (model, validating it checks types only)
-MEMO_BUDGET = 1 << 20
+_PAIRS = Memo(lambda pair: None, MEMO_BUDGET)       # its parse is set by each lane
 
 
 class FastLane:
@@ -80,8 +81,7 @@ class FastLane:
         self.formats = segmenter.line_formats
         self.context: tuple | None = None
         self.memo: Memo | None = None
-        self.alone = _MEMOS.get(("pairs",)) or _MEMOS.setdefault(
-            ("pairs",), Memo(self._ends_alone, MEMO_BUDGET))
+        self.alone = _PAIRS
         self.alone.parse = self._ends_alone
         self.taken = 0
         # Rows read here, given out by the segmenter before the line that stopped the lane.
@@ -97,8 +97,8 @@ class FastLane:
             return
         memo = _MEMOS.pop(key, None) or Memo(self._judge, MEMO_BUDGET)
         _MEMOS[key] = memo        # most recent last
-        if len(_MEMOS) > MAX_CONTEXTS + 1:
-            del _MEMOS[next(k for k in _MEMOS if k != ("pairs",))]
+        if len(_MEMOS) > MAX_CONTEXTS:
+            del _MEMOS[next(iter(_MEMOS))]
         memo.parse = self._judge
         self.context, self.memo = key, memo
 

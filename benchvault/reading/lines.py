@@ -212,33 +212,32 @@ class LineSource:
         ``take(lineno, text, peek)``: ``peek()`` is the line after (None: not in this chunk)."""
         if self.prefilter is None or self.utf16:
             return
-        buf, end, encoding = self.buf, self.end, self.encoding
         while True:
             line_at = self._candidate_ahead()
-            if line_at >= end:
+            if line_at >= self.end:
                 return
-            newline = buf.find(b"\n", line_at, end)
-            after = end if newline < 0 else newline + 1
-            try:
-                text = clean_line(buf[line_at:after].decode(encoding))
-            except UnicodeDecodeError:
+            text, after = self._cleaned_at(line_at)
+            if text is None:
                 return      # __next__ reads it, noting the Latin-1 fallback
-            lineno = self.lineno + buf.count(b"\n", self.pos, line_at)
+            lineno = self.lineno + self.buf.count(b"\n", self.pos, line_at)
 
             def peek(after: int = after) -> str | None:
-                if after >= end:
-                    return None
-                newline = buf.find(b"\n", after, end)
-                try:
-                    return clean_line(buf[after:end if newline < 0 else newline + 1]
-                                      .decode(encoding))
-                except UnicodeDecodeError:
-                    return None
+                return self._cleaned_at(after)[0] if after < self.end else None
 
             if not take(lineno, text, peek):
                 self.pos, self.lineno = line_at, lineno
                 return
             self.pos, self.lineno = after, lineno + 1
+
+    def _cleaned_at(self, start: int) -> tuple[str | None, int]:
+        """(the cleaned line at ``start`` of the chunk, or None if it is not UTF-8, and
+        where the next line starts)."""
+        newline = self.buf.find(b"\n", start, self.end)
+        after = self.end if newline < 0 else newline + 1
+        try:
+            return clean_line(self.buf[start:after].decode(self.encoding)), after
+        except UnicodeDecodeError:
+            return None, after
 
     def skip_inert(self) -> None:
         """Move to the next line that holds a marker (or to the end), counting lines."""

@@ -221,9 +221,8 @@ def _compile(template: Any) -> Callable[[list[str]], Any]:
 _CONVERSIONS = {float: "float", int: "int"}
 
 
-def _probe(pieces: list[str], slots: list[str]) -> str:
-    """The text with every slot replaced by its sentinel."""
-    return _filled(pieces, [_sentinel(i, s) for i, s in enumerate(slots)])
+def _wide_sentinels(slots: list[str]) -> list[str]:
+    return [_sentinel(i, s) for i, s in enumerate(slots)]
 
 
 def _filled(pieces: list[str], values: list[str]) -> str:
@@ -333,7 +332,7 @@ class Memo:
 
     def _refused_whatever_numbers(self, pieces: list[str], slots: list[str]) -> bool:
         try:
-            self.parse(_probe(pieces, slots))
+            self.parse(_filled(pieces, _wide_sentinels(slots)))
         except Exception:
             return True
         return False
@@ -343,7 +342,7 @@ class Memo:
         """The shape's template (or _UNCACHEABLE), and the slots whose widths it needs."""
         if not _plain(result):
             return _UNCACHEABLE, None
-        wide = [_sentinel(i, s) for i, s in enumerate(slots)]
+        wide = _wide_sentinels(slots)
         built = self._learnt(pieces, slots, result, wide)
         if built is not None:
             return built, None

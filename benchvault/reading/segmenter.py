@@ -473,11 +473,9 @@ class Segmenter:
         """Program output: a log record, a device line, a command, a printed Namespace, a
         stats line, the first line of a result block (a `c=16` is not)."""
         return (is_capture_line(text) or text.startswith("Namespace(")
-                or self.openers(text) is not None
                 or self._command_kind(text) is not None
                 or any(fmt.matches(text) for fmt in self.line_formats)
-                or self.start_hint.search(text) is not None
-                and any(f.starts(text) for f in self.formats))
+                or self._starts_something(text))
 
     def _unprefix_run(self, text: str) -> str:
         """Lines that share a comment or quote prefix are read without it: a run starts at a

@@ -223,10 +223,8 @@ def assign(row: Row, **values: Any) -> None:
 def insert(db: sqlite_utils.Database, row: Row) -> int:
     """Insert one row now (its non-NULL columns); its id."""
     layout = layout_of(type(row))
-    parameters = layout.parameters(row)
-    present = tuple(map(operator.is_not, parameters, layout.nones))
-    cursor = db.conn.execute(layout.statement(present),
-                             tuple(itertools.compress(parameters, present)))
+    present, parameters = layout.bound(row)
+    cursor = db.conn.execute(layout.statement(present), parameters)
     return row.__dict__.get("id") or cursor.lastrowid
 
 
@@ -263,6 +261,12 @@ class _Layout:
                 f"VALUES ({', '.join('?' * len(names))})")
         return sql
 
+    def bound(self, row: Row) -> tuple[tuple[bool, ...], tuple]:
+        """(which columns are not NULL, their values): what an INSERT of the row binds."""
+        parameters = self.parameters(row)
+        present = tuple(map(operator.is_not, parameters, self.nones))
+        return present, tuple(itertools.compress(parameters, present))
+
     def parameters(self, row: Row) -> tuple:
         values = self.values(row.__dict__)
         if self.json_values is not None and self.json_values(values)[:-1] != self.no_json:
@@ -293,34 +297,26 @@ class BatchWriter:
         self.db = db
         self.batch_rows = batch_rows
         self.pending: dict[tuple[type[Row], tuple[bool, ...]], list[tuple]] = {}
-        self.layouts: dict[type[Row], _Layout] = {}
         self.next_id: dict[str, int] = {}
         self.count = 0
         self.order = [m.__table__ for m in row_models()]
 
     def add(self, row: Row) -> int | None:
         model = type(row)
-        layout = self.layouts.get(model)
-        if layout is None:
-            layout = self.layouts[model] = layout_of(model)
-        values = row.__dict__
-        if layout.has_id and values["id"] is None:
+        layout = layout_of(model)
+        if layout.has_id and row.id is None:
             table = layout.table
             if table not in self.next_id:
                 top = self.db.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
                 self.next_id[table] = top + 1
-            values["id"] = self.next_id[table]
+            assign(row, id=self.next_id[table])
             self.next_id[table] += 1
-        parameters = layout.parameters(row)
-        present = tuple(map(operator.is_not, parameters, layout.nones))
-        batch = self.pending.get((model, present))
-        if batch is None:
-            batch = self.pending[model, present] = []
-        batch.append(tuple(itertools.compress(parameters, present)))
+        present, parameters = layout.bound(row)
+        self.pending.setdefault((model, present), []).append(parameters)
         self.count += 1
         if self.count >= self.batch_rows:
             self.flush()
-        return values.get("id")
+        return getattr(row, "id", None)
 
     def written_elsewhere(self, *tables: str) -> None:
         """Rows of ``tables`` were inserted around this writer: ask for the next free id again."""
@@ -332,7 +328,7 @@ class BatchWriter:
                                      if k[0].__table__ in self.order else len(self.order)):
             rows = self.pending[model, present]
             if rows:
-                self.db.conn.executemany(self.layouts[model].statement(present), rows)
+                self.db.conn.executemany(layout_of(model).statement(present), rows)
                 rows.clear()
         self.count = 0
 
