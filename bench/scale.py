@@ -40,7 +40,6 @@ BATCHES = 15
 
 def build(db: Path, copies: int) -> int:
     sys.path.insert(0, str(ROOT))
-    from benchvault.experiments.refresh import refresh_configurations
     from benchvault.ingest import expand_paths, ingest_paths
     from benchvault.schemas.store import connect
 
@@ -48,6 +47,19 @@ def build(db: Path, copies: int) -> int:
     warehouse = connect(db)
     ingest_paths(warehouse, expand_paths([ROOT / "fixtures" / "seeds",
                                           ROOT / "fixtures" / "contract"]))
+    copy_runs(warehouse, copies)
+    warehouse.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    count = warehouse.execute("SELECT count(*) FROM serving_runs").fetchone()[0]
+    warehouse.close()
+    return count
+
+
+def copy_runs(warehouse, copies: int) -> None:
+    """Every serving run copied ``copies - 1`` times, each copy under one of MODELS model
+    variants and BATCHES `batch` tags (repeats of ~copies / 60 runs each), configurations
+    and groups refreshed.  tests/test_report_fold.py builds its warehouse with it too."""
+    from benchvault.experiments.refresh import refresh_configurations
+
     runs = [r[1] for r in warehouse.execute("PRAGMA table_info(serving_runs)")]
     stats = [r[1] for r in warehouse.execute("PRAGMA table_info(latency_stats)")]
     top = warehouse.execute("SELECT max(id) FROM serving_runs").fetchone()[0]
@@ -69,10 +81,6 @@ def build(db: Path, copies: int) -> int:
     warehouse.execute("BEGIN")
     refresh_configurations(warehouse, ids)
     warehouse.execute("COMMIT")
-    warehouse.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    count = warehouse.execute("SELECT count(*) FROM serving_runs").fetchone()[0]
-    warehouse.close()
-    return count
 
 
 def timed(args: list[str]) -> tuple[float, float]:

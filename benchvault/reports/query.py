@@ -65,6 +65,14 @@ def load_table(conn: sqlite3.Connection, table: str,
     (``prefilter``); the caller still applies them all.  ``among`` = (column, values) keeps
     the rows whose column holds one of the values (None: NULL), e.g. some groups' rows.
     """
+    sql, params = select_sql(conn, table, conditions, among)
+    return read_frame(conn, sql, params)
+
+
+def select_sql(conn: sqlite3.Connection, table: str, conditions: Iterable[Condition] = (),
+               among: tuple[str, list[Any]] | None = None,
+               ordered: bool = True) -> tuple[str, list]:
+    """The SELECT ``load_table`` reads (its rows in file order unless not ``ordered``)."""
     conditions = list(conditions)
     cols = [c for c in table_columns(conn, table) if c not in HEAVY_COLUMNS]
     select = [f't."{c}"' for c in cols]
@@ -108,10 +116,16 @@ def load_table(conn: sqlite3.Connection, table: str,
         params = [*params, *known]
     if where:
         sql += f" WHERE {where}"
-    order = [c for c in ("source_id", "line_start", "id") if c in cols]
-    if order:
+    order = file_order(cols)
+    if order and ordered:
         sql += " ORDER BY " + ", ".join(f"t.{c}" for c in order)
-    return read_frame(conn, sql, params)
+    return sql, params
+
+
+def file_order(columns: Iterable[str]) -> list[str]:
+    """The columns that put a table's rows in the order they were read."""
+    present = set(columns)
+    return [c for c in ("source_id", "line_start", "id") if c in present]
 
 
 CHUNK_ROWS = 4000

@@ -13,11 +13,12 @@ import jinja2
 import pandas as pd
 
 from .derive import Naming, derive, load_attributes
-from .experiments import (SERVING, Layout, add_keys, fold_repeats, gpu_names, layout_for, shared,
-                          split, varying, with_texts)
+from .experiments import (SERVING, Layout, add_keys, field_text, fold_repeats, gpu_names,
+                          layout_for, shared, split, varying, with_texts)
 from .kinds import KINDS, ReportKind, kind as get_kind
-from .query import (Condition, ReportError, apply_where, connect_readonly, has_table, load_table,
-                    parse_conditions, run_sql, table_columns, why_empty)
+from .query import (Condition, ReportError, apply_where, connect_readonly, file_order, has_table,
+                    load_table, parse_conditions, run_sql, table_columns, why_empty)
+from .sqlfold import derive_folded, fold_runs
 from .table import Column, Table, build_table, column_info, escape_cell, format_value
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -265,21 +266,23 @@ def _make_by_group(conn: sqlite3.Connection, spec: ReportKind, options: ReportOp
     key = layout.group_key
     assert key is not None
     own, asked = parse_conditions(spec.where), parse_conditions(options.where)
-    order = [c for c in ("source_id", "line_start", "id") if c in table_columns(conn, spec.table)]
-    sizes: dict = {}
-    for (group,) in conn.execute(f'SELECT "{key}" FROM "{spec.table}" '
-                                 f'ORDER BY {", ".join(order) or "rowid"}'):
-        sizes[group] = sizes.get(group, 0) + 1       # groups in the order their first row came
-    batches: list[list] = [[]]
-    rows = 0
-    for group, size in sizes.items():
-        if batches[-1] and rows + size > GROUP_BATCH_ROWS:
-            batches.append([])
-            rows = 0
-        batches[-1].append(group)
-        rows += size
-    parts = []
-    for batch in batches:
+    folded = _folded_by_sql(conn, spec, options, layout) \
+        if not own and not asked and options.repeats == "mean" else None
+    parts: list[tuple[str, pd.DataFrame]] = []
+    if folded is None:
+        sizes = _group_sizes(conn, spec.table, key)
+    else:
+        # Groups holding a mixed configuration are folded run by run, below.
+        groups = folded[key].map(field_text)
+        mixed = groups[folded.pop("_mixed")]
+        sizes = {g: n for g, n in _group_sizes(conn, spec.table, key).items()
+                 if field_text(g) in set(mixed)} if not mixed.empty else {}
+        if mixed.empty or not groups.isin(mixed).all():
+            parts += split(with_texts(_needed(folded[~groups.isin(mixed)], spec, options,
+                                              layout), layout.fields), key)
+    first_seen = {field_text(g): i for i, g in enumerate(
+        dict.fromkeys(folded[key]) if folded is not None else sizes)}
+    for batch in _batches(sizes):
         frame = load_table(conn, spec.table, [*own, *asked], among=(key, batch))
         frame = add_keys(derive(frame, naming_for(options),
                                 scale_replicas=options.scale_replicas), spec.table)
@@ -288,7 +291,9 @@ def _make_by_group(conn: sqlite3.Connection, spec: ReportKind, options: ReportOp
             continue
         frame = with_texts(_needed(_fold(frame, spec, layout, options.repeats), spec, options,
                                    layout), layout.fields)
-        parts += [part for _, part in split(frame, key) if not part.empty]
+        parts += split(frame, key)
+    parts = [part for _, part in sorted(parts, key=lambda kp: first_seen.get(kp[0], -1))
+             if not part.empty]
     reports = []
     for part in parts:
         report = _one_table(spec, part, options, f"{title}: {_group_title(part)}", filters,
@@ -298,18 +303,61 @@ def _make_by_group(conn: sqlite3.Connection, spec: ReportKind, options: ReportOp
     return reports
 
 
+def _group_sizes(conn: sqlite3.Connection, table: str, key: str) -> dict:
+    """Runs per group, groups in the order their first run came."""
+    order = file_order(table_columns(conn, table)) or ["rowid"]
+    sizes: dict = {}
+    for (group,) in conn.execute(f'SELECT "{key}" FROM "{table}" ORDER BY {", ".join(order)}'):
+        sizes[group] = sizes.get(group, 0) + 1
+    return sizes
+
+
+def _batches(sizes: dict) -> list[list]:
+    """Groups in batches of about GROUP_BATCH_ROWS runs (a group is never split)."""
+    batches: list[list] = []
+    rows = 0
+    for group, size in sizes.items():
+        if not batches or (batches[-1] and rows + size > GROUP_BATCH_ROWS):
+            batches.append([])
+            rows = 0
+        batches[-1].append(group)
+        rows += size
+    return batches
+
+
+def _folded_by_sql(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions,
+                   layout: Layout) -> pd.DataFrame | None:
+    """Every run's repeats folded from a narrow read (see sqlfold), derived; None when
+    nothing has repeats."""
+    folded = fold_runs(conn, spec.table, layout.repeat_key,
+                       lambda c: column_info(spec.table, c).better is not None,
+                       _wanted(spec, options, layout))
+    if folded is None:
+        return None
+    return derive_folded(
+        folded,
+        lambda f: add_keys(derive(f, naming_for(options), scale_replicas=options.scale_replicas),
+                           spec.table),
+        lambda values, c: column_info(spec.table, c).better is not None
+        and pd.api.types.is_numeric_dtype(values))
+
+
 def _needed(frame: pd.DataFrame, spec: ReportKind, options: ReportOptions,
             layout: Layout) -> pd.DataFrame:
     """Only the columns a report can show or needs to lay out (a year of runs is wide)."""
-    wanted = {*spec.columns, *spec.context, *spec.best_within, *layout.fields,
+    wanted = _wanted(spec, options, layout)
+    keep = [c for c in frame.columns if c in wanted or c.startswith("_std_")
+            or c.replace("_std_", "") in wanted]
+    return frame[keep]
+
+
+def _wanted(spec: ReportKind, options: ReportOptions, layout: Layout) -> set[str]:
+    return {*spec.columns, *spec.context, *spec.best_within, *layout.fields,
               *DISPLAY.values(), *options.columns, *(s.lstrip("-") for s in options.sort),
               layout.repeat_key, layout.group_key or "", "n", "group_title", "_group_title",
               "label", "section", "config", "source", "replicas", "gpus", "test",
               "max_concurrency", "request_rate", "model_family", "id", "line_start",
               "source_id", *(k for k in spec.match)}
-    keep = [c for c in frame.columns if c in wanted or c.startswith("_std_")
-            or c.replace("_std_", "") in wanted]
-    return frame[keep]
 
 
 def _fold(frame: pd.DataFrame, spec: ReportKind, layout: Layout, mode: str) -> pd.DataFrame:

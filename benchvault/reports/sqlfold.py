@@ -1,0 +1,145 @@
+"""Repeats folded from a narrow read: a year of runs reported as one row per configuration.
+
+The pandas fold (``fold_repeats``) wants every run derived first, and a run's row is wide (~100
+columns): reading, deriving and folding 63k of them took 7 s.  For the default report (every
+run, ``--repeats mean``) the fold needs only each run's key, order, derivation context and the
+metrics the report shows.  Those are read for every run and folded by the same
+``fold_repeats``; the wide row is then read for the first run of each configuration alone.
+
+Derived metrics (throughput times replicas, per GPU, load in minutes) are linear in stored
+ones, with factors (replicas, GPUs) read from the run's tags, label, section and launch.  Where
+those factors are the same for every run of a configuration, deriving the means gives the
+mean of the derived values and deriving the standard deviations gives theirs.  A
+configuration whose runs have different factors is ``mixed``: the caller folds its group run
+by run.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from .derive import GPU_INPUTS, REPLICA_INPUTS, _tags, gpus_of, replicas_of
+from .experiments import fold_repeats
+from .query import file_order, read_frame, select_sql
+
+# The run columns derive reads to scale metrics (replicas, GPUs).
+CONTEXT = tuple(dict.fromkeys((*REPLICA_INPUTS, *GPU_INPUTS)))
+# Columns that are no metric themselves (the first run's value is shown) but that derive
+# turns into one (load_minutes): the derivation reads their mean.
+DERIVED_FROM = ("load_seconds", "launch_load_seconds")
+# Ids per `IN (...)` when reading the first runs' rows (SQLite's parameter limit is 32766).
+IDS_PER_READ = 30000
+
+
+@dataclass
+class Folded:
+    frame: pd.DataFrame        # first run of each configuration, folded metrics averaged
+    metrics: list[str]         # the folded metrics (spread in `_std_<metric>`)
+    mean_only: list[str]       # averaged for derive alone (`_mean_<column>`)
+    unfolded: list[str]        # metrics the report cannot show: the first run's value
+
+
+def _inputs(shown: set[str]) -> set[str]:
+    """The shown columns with the stored ones derive computes them from."""
+    needed = set(shown)
+    for column in shown:
+        if column.endswith("_per_gpu"):
+            needed.add(column.removesuffix("_per_gpu"))
+        if column == "load_minutes":
+            needed.update(DERIVED_FROM)
+    return needed
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _factors(context: str, names: list[str]) -> tuple:
+    """(replicas, GPUs) of a run whose derivation context is ``context`` (a JSON array)."""
+    row = dict(zip(names, json.loads(context)))
+    if "tags" in row:
+        row["tags"] = _tags(row["tags"])
+    replicas = replicas_of(row)
+    return replicas, gpus_of(row, replicas)
+
+
+def fold_runs(conn: sqlite3.Connection, table: str, key: str, is_metric: Callable[[str], bool],
+              shown: set[str]) -> Folded | None:
+    """One row per ``key`` value (a run without one is its own), in file order, or None when
+    no configuration has repeats (the pandas fold then leaves every run as it is).
+
+    Only the metrics the report can show (``shown``) or derive a shown one from are folded;
+    the others keep the first run's value, as nothing shows them."""
+    inner, params = select_sql(conn, table, ordered=False)
+    names = [d[0] for d in conn.execute(f"SELECT * FROM ({inner}) LIMIT 0", params).description]
+    order = file_order(names)
+    if key not in names or "id" not in names:
+        return None
+    needed = _inputs(shown)
+    metrics = [c for c in names if is_metric(c) and c in needed]
+    mean_only = [c for c in DERIVED_FROM if c in names and c in needed and c not in metrics]
+    context = [c for c in CONTEXT if c in names]
+    contexts = f"json_array({', '.join(map(_q, context))})" if context else "'[]'"
+    narrow = ", ".join(_q(c) for c in dict.fromkeys([*order, *metrics, *mean_only]))
+    cursor = conn.execute(f"SELECT {_q(key)} AS _key, {contexts} AS _context, {narrow} "
+                          f"FROM ({inner})", params)
+    # Sorted here, not by SQLite: its ORDER BY walks the rows in index order, page by page.
+    runs = pd.DataFrame.from_records(cursor.fetchall(), columns=[d[0] for d in
+                                                                 cursor.description])
+    if runs.empty:
+        return None
+    runs = runs.sort_values(order or ["id"], kind="stable", na_position="first",
+                            ignore_index=True)
+    folded = fold_repeats(runs, "_key", [*metrics, *mean_only], "mean")
+    if folded["n"].max() <= 1:
+        return None
+    keys = runs["_key"].astype("string").fillna("run " + runs["id"].astype(str))
+    codes, distinct = pd.factorize(runs["_context"])
+    factors = np.array([str(_factors(c, context)) for c in distinct], dtype=object)
+    ways = pd.Series(factors[codes], index=runs.index).groupby(keys, sort=False).nunique()
+    mixed = set(runs.loc[keys.isin(ways.index[ways > 1]), "id"])
+    wide = pd.concat([read_frame(conn, *_among_ids(conn, table, ids))
+                      for ids in _chunks(folded["id"].tolist())], ignore_index=True)
+    wide = wide.set_index("id").loc[folded["id"]].reset_index()
+    averaged = folded.set_index(wide.index)
+    frame = wide.assign(**{c: averaged[c] for c in metrics},
+                        **{f"_mean_{c}": averaged[c] for c in mean_only},
+                        n=averaged["n"], _mixed=averaged["id"].isin(mixed),
+                        **{f"_std_{c}": averaged[f"_std_{c}"] for c in [*metrics, *mean_only]
+                           if f"_std_{c}" in averaged})
+    unfolded = [c for c in names if is_metric(c) and c not in needed]
+    return Folded(frame, metrics, mean_only, unfolded)
+
+
+def _chunks(ids: list[int]) -> list[list[int]]:
+    return [ids[i:i + IDS_PER_READ] for i in range(0, len(ids), IDS_PER_READ)]
+
+
+def _among_ids(conn: sqlite3.Connection, table: str, ids: list[int]) -> tuple[str, list]:
+    return select_sql(conn, table, among=("id", ids), ordered=False)
+
+
+def derive_folded(folded: Folded, derive: Callable[[pd.DataFrame], pd.DataFrame],
+                  is_metric: Callable[[pd.Series, str], bool]) -> pd.DataFrame:
+    """The folded rows derived as the pandas fold would show them: derived metrics from the
+    means, ``_std_<metric>`` for every metric (stored or derived) from the deviations."""
+    frame, metrics, mean_only = folded.frame, folded.metrics, folded.mean_only
+    stds = [f"_std_{c}" for c in [*metrics, *mean_only] if f"_std_{c}" in frame]
+    means = frame.drop(columns=[*stds, *(f"_mean_{c}" for c in mean_only)])
+    n = means.pop("n")
+    inputs = means.assign(**{c: frame[f"_mean_{c}"] for c in mean_only})
+    deviations = inputs.assign(**{c: frame[f"_std_{c}"] if f"_std_{c}" in frame else np.nan
+                                  for c in [*metrics, *mean_only]},
+                               **{c: np.nan for c in folded.unfolded})
+    shown, spread = derive(inputs), derive(deviations)
+    shown = shown.assign(**{c: means[c] for c in mean_only})
+    folded_columns = [c for c in shown.columns if is_metric(shown[c], c)
+                      and c not in folded.unfolded and spread[c].notna().any()]
+    spreads = spread[folded_columns].add_prefix("_std_").astype(float)
+    return pd.concat([shown.assign(n=n.astype(int)), spreads], axis=1)

@@ -1,0 +1,105 @@
+"""The default report folds repeats from a narrow read (benchvault.reports.sqlfold) instead of
+deriving and folding every run in pandas: the Markdown must be the very same, derived
+metrics and spreads included, and a configuration whose runs scale differently must still
+be folded run by run."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from benchvault.reports import render, sqlfold
+from benchvault.reports.kinds import kind
+from benchvault.reports.query import connect_readonly
+from benchvault.schemas.store import connect
+from conftest import FIXTURES, ROOT, SEEDS, ingest_into, rows
+
+REPEATS = FIXTURES / "experiments" / "derived-three-repeats.md"
+
+
+def _scale_bench():
+    spec = importlib.util.spec_from_file_location("scale_bench", ROOT / "bench" / "scale.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def repeats_db(tmp_path_factory):
+    """The seeds, the contract captures and three printed repeats, every run copied 120
+    times over 4 model variants and 15 tags (the scale bench's copies: repeats of 2 runs
+    each), copies' numbers moved a little so that repeats differ."""
+    db = tmp_path_factory.mktemp("fold") / "w.db"
+    ingest_into(db, SEEDS, FIXTURES / "contract", REPEATS)
+    warehouse = connect(db)
+    top = warehouse.execute("SELECT max(id) FROM serving_runs").fetchone()[0]
+    _scale_bench().copy_runs(warehouse, 120)
+    warehouse.execute("UPDATE serving_runs SET output_throughput = output_throughput * "
+                      "(1 + (id % 7) / 100.0), mean_ttft_ms = mean_ttft_ms * (1 - (id % 5) / "
+                      "50.0), duration = duration + id % 3 WHERE id > ?", [top])
+    warehouse.conn.commit()
+    warehouse.close()
+    return db
+
+
+def _run_by_run(monkeypatch):
+    monkeypatch.setattr(render, "_folded_by_sql", lambda *args: None)
+
+
+@pytest.mark.parametrize("options", [
+    render.ReportOptions(),
+    render.ReportOptions(columns=["model", "max_concurrency", "output_throughput",
+                                  "output_throughput_per_gpu", "request_goodput",
+                                  "p99_itl_ms", "load_minutes", "gpus", "n"]),
+    render.ReportOptions(scale_replicas=False, sort=["-mean_ttft_ms"]),
+], ids=["default", "derived-columns", "unscaled-sorted"])
+def test_narrow_fold_gives_the_same_report(repeats_db, options, monkeypatch):
+    folded = render.build(repeats_db, ["sweep"], options)
+    assert "± " in folded and "| 2 " in folded          # repeats were folded: mean ± sd, n
+    _run_by_run(monkeypatch)
+    assert render.build(repeats_db, ["sweep"], options) == folded
+
+
+def test_report_all_is_the_same(repeats_db, monkeypatch):
+    folded = render.build(repeats_db, ["all"])
+    _run_by_run(monkeypatch)
+    assert render.build(repeats_db, ["all"]) == folded
+
+
+def test_the_three_printed_repeats_fold_to_their_mean_and_spread(repeats_db):
+    conn = connect_readonly(repeats_db)
+    spec = kind("sweep")
+    frame = render._folded_by_sql(conn, spec, render.ReportOptions(), render.SERVING)
+    conn.close()
+    [row] = frame[(frame["model"] == "meta-llama/Llama-3.1-8B-Instruct")].to_dict("records")
+    # printed: 830.09, 809.61, 849.93 tok/s; TTFT 52.31, 55.87, 49.90 ms
+    assert row["n"] == 3
+    assert round(row["output_throughput"], 2) == 829.88
+    assert round(row["_std_output_throughput"], 2) == 20.16
+    assert round(row["_std_mean_ttft_ms"], 2) == 3.00
+    assert not row["_mixed"]
+
+
+def test_a_configuration_whose_runs_scale_differently_is_folded_run_by_run(tmp_path,
+                                                                            monkeypatch):
+    db = tmp_path / "w.db"
+    ingest_into(db, REPEATS)
+    # One repeat's label now says tp4: 4 GPUs for it alone (no launch tells the others').
+    [second] = rows(db, "SELECT id FROM serving_runs WHERE section LIKE '%Repeat 2%'")
+    warehouse = connect(db)
+    warehouse.execute("UPDATE serving_runs SET label = 'tp4' WHERE id = ?", [second["id"]])
+    warehouse.conn.commit()
+    warehouse.close()
+    conn = connect_readonly(db)
+    folded = sqlfold.fold_runs(conn, "serving_runs", "config_id",
+                               lambda c: c in ("output_throughput",), {"output_throughput"})
+    conn.close()
+    assert folded is not None and folded.frame["_mixed"].tolist() == [True]
+    options = render.ReportOptions(columns=["output_throughput", "output_throughput_per_gpu",
+                                            "n"])
+    report = render.build(db, ["sweep"], options)
+    # the per-GPU mean mixes 1-GPU-unknown runs with a 4-GPU one as the pandas fold does
+    assert "| 3 " in report
+    _run_by_run(monkeypatch)
+    assert render.build(db, ["sweep"], options) == report
