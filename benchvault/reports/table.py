@@ -78,6 +78,8 @@ def _column_info(table: str | None, name: str) -> Column:
 def _missing(value: Any) -> bool:
     if value is None:
         return True
+    if isinstance(value, str):
+        return False
     if isinstance(value, float) and math.isnan(value):
         return True
     try:
@@ -100,9 +102,15 @@ def format_number(value: float, decimals: int | None = DECIMALS) -> str:
         fraction = repr(round(float(value), MAX_DECIMALS)).partition(".")[2]
         decimals = DECIMALS if "e" in fraction else min(max(DECIMALS, len(fraction)),
                                                           MAX_DECIMALS)
+    shortest = repr(float(value))
+    whole, _, fraction = shortest.partition(".")
+    if "e" not in shortest and len(fraction) <= decimals:
+        # Already within `decimals` places (most logged values): nothing to round.
+        text = whole + "." + fraction.ljust(decimals, "0") if decimals else whole
+        return "0.00" if text == "-0.00" else text
     try:
-        quant = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-decimals),
-                                                     rounding=ROUND_HALF_UP)
+        quant = Decimal(shortest).quantize(Decimal(1).scaleb(-decimals),
+                                           rounding=ROUND_HALF_UP)
     except InvalidOperation:
         return f"{value:.{decimals}f}"
     text = f"{quant:f}"
@@ -131,6 +139,8 @@ def format_value(value: Any, column: Column) -> str:
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf")
 _ALWAYS = re.compile(r"([\\`*\[\]|~])")
+# Any character escape_cell changes (a number never has one).
+_SPECIAL = re.compile(r"[\\`*\[\]|~&<>_\r\n]")
 
 
 def escape_cell(text: str) -> str:
@@ -140,7 +150,10 @@ def escape_cell(text: str) -> str:
     ``&`` become entities; ``_`` is escaped unless it sits between two letters or digits
     (where GFM never reads it as emphasis, so ``Q4_K_M`` stays as it is); newlines become spaces.
     """
-    text = re.sub(r"\s*[\r\n]+\s*", " ", str(text))
+    text = str(text)
+    if not _SPECIAL.search(text):
+        return text
+    text = re.sub(r"\s*[\r\n]+\s*", " ", text)
     text = _ALWAYS.sub(r"\\\1", text)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     out = []
@@ -216,10 +229,11 @@ def _column_texts(frame: pd.DataFrame, column: Column, display: dict[str, str]) 
     source = display.get(column.name, column.name)
     values = frame[source] if source in frame else pd.Series([None] * len(frame),
                                                              index=frame.index)
-    texts = [format_value(v, column) for v in values]
+    texts = [format_value(v, column) for v in values.tolist()]
     spread_column = f"_std_{column.name}"
     if spread_column in frame and column.kind in ("float", "int"):
-        for i, (mean, spread) in enumerate(zip(frame[column.name], frame[spread_column])):
+        for i, (mean, spread) in enumerate(zip(frame[column.name].tolist(),
+                                               frame[spread_column].tolist())):
             if not _missing(spread) and not _missing(mean):
                 texts[i] = f"{format_number(float(mean))} ± {format_number(float(spread))}"
     return texts
