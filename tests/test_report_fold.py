@@ -35,9 +35,12 @@ def repeats_db(tmp_path_factory):
     warehouse = connect(db)
     top = warehouse.execute("SELECT max(id) FROM serving_runs").fetchone()[0]
     _scale_bench().copy_runs(warehouse, 120)
-    warehouse.execute("UPDATE serving_runs SET output_throughput = output_throughput * "
-                      "(1 + (id % 7) / 100.0), mean_ttft_ms = mean_ttft_ms * (1 - (id % 5) / "
-                      "50.0), duration = duration + id % 3 WHERE id > ?", [top])
+    # copy i has ids i * stride + the original's; repeats are copies 60 apart
+    copy = f"(id / {10 ** len(str(top))})"
+    warehouse.execute(f"UPDATE serving_runs SET output_throughput = output_throughput * "
+                      f"(1 + {copy} % 7 / 100.0), mean_ttft_ms = mean_ttft_ms * "
+                      f"(1 - {copy} % 11 / 50.0), duration = duration + {copy} % 13 "
+                      f"WHERE id > ?", [top])
     warehouse.conn.commit()
     warehouse.close()
     return db
@@ -53,10 +56,14 @@ def _run_by_run(monkeypatch):
                                   "output_throughput_per_gpu", "request_goodput",
                                   "p99_itl_ms", "load_minutes", "gpus", "n"]),
     render.ReportOptions(scale_replicas=False, sort=["-mean_ttft_ms"]),
-], ids=["default", "derived-columns", "unscaled-sorted"])
+    # duration is divided by replicas (`tp2 x 4` in a seed), its spread too
+    render.ReportOptions(columns=["model", "max_concurrency", "duration", "replicas", "n"]),
+], ids=["default", "derived-columns", "unscaled-sorted", "duration-alone"])
 def test_narrow_fold_gives_the_same_report(repeats_db, options, monkeypatch):
     folded = render.build(repeats_db, ["sweep"], options)
     assert "± " in folded and "| 2 " in folded          # repeats were folded: mean ± sd, n
+    if "replicas" in options.columns:
+        assert "| 4 " in folded
     _run_by_run(monkeypatch)
     assert render.build(repeats_db, ["sweep"], options) == folded
 

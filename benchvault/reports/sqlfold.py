@@ -100,9 +100,15 @@ def fold_runs(conn: sqlite3.Connection, table: str, key: str, is_metric: Callabl
     if folded["n"].max() <= 1:
         return None
     keys = runs["_key"].astype("string").fillna("run " + runs["id"].astype(str))
-    codes, distinct = pd.factorize(runs["_context"])
-    factors = np.array([str(_factors(c, context)) for c in distinct], dtype=object)
-    ways = pd.Series(factors[codes], index=runs.index).groupby(keys, sort=False).nunique()
+    # Factors are worked out only where a configuration's runs have several contexts.
+    codes = pd.Series(pd.factorize(runs["_context"])[0], index=runs.index)
+    contexts_per_key = codes.groupby(keys, sort=False).nunique()
+    several = keys.isin(contexts_per_key.index[contexts_per_key > 1])
+    memo: dict[str, str] = {}
+    factors = [memo.get(c) or memo.setdefault(c, str(_factors(c, context)))
+               for c in runs.loc[several, "_context"].tolist()]
+    ways = pd.Series(factors, index=keys[several].index, dtype=object).groupby(
+        keys[several], sort=False).nunique()
     mixed = set(runs.loc[keys.isin(ways.index[ways > 1]), "id"])
     wide = pd.concat([read_frame(conn, *_among_ids(conn, table, ids))
                       for ids in _chunks(folded["id"].tolist())], ignore_index=True)
@@ -134,12 +140,15 @@ def derive_folded(folded: Folded, derive: Callable[[pd.DataFrame], pd.DataFrame]
     means = frame.drop(columns=[*stds, *(f"_mean_{c}" for c in mean_only)])
     n = means.pop("n")
     inputs = means.assign(**{c: frame[f"_mean_{c}"] for c in mean_only})
-    deviations = inputs.assign(**{c: frame[f"_std_{c}"] if f"_std_{c}" in frame else np.nan
-                                  for c in [*metrics, *mean_only]},
-                               **{c: np.nan for c in folded.unfolded})
+    # Only what derive scales metrics by: names and the rest are the means' business.
+    read = {*CONTEXT, *metrics, *mean_only, *folded.unfolded}
+    deviations = inputs[[c for c in inputs.columns if c in read]].assign(
+        **{c: frame[f"_std_{c}"] if f"_std_{c}" in frame else np.nan
+           for c in [*metrics, *mean_only]},
+        **{c: np.nan for c in folded.unfolded})
     shown, spread = derive(inputs), derive(deviations)
     shown = shown.assign(**{c: means[c] for c in mean_only})
-    folded_columns = [c for c in shown.columns if is_metric(shown[c], c)
+    folded_columns = [c for c in shown.columns if is_metric(shown[c], c) and c in spread
                       and c not in folded.unfolded and spread[c].notna().any()]
     spreads = spread[folded_columns].add_prefix("_std_").astype(float)
     return pd.concat([shown.assign(n=n.astype(int)), spreads], axis=1)
