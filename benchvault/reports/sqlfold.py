@@ -35,6 +35,7 @@ CONTEXT = tuple(dict.fromkeys((*REPLICA_INPUTS, *GPU_INPUTS)))
 DERIVED_FROM = ("load_seconds", "launch_load_seconds")
 # Ids per `IN (...)` when reading the first runs' rows (SQLite's parameter limit is 32766).
 IDS_PER_READ = 30000
+RUNS_PER_READ = 8000
 
 
 @dataclass
@@ -87,28 +88,23 @@ def fold_runs(conn: sqlite3.Connection, table: str, key: str, is_metric: Callabl
     context = [c for c in CONTEXT if c in names]
     contexts = f"json_array({', '.join(map(_q, context))})" if context else "'[]'"
     narrow = ", ".join(_q(c) for c in dict.fromkeys([*order, *metrics, *mean_only]))
-    cursor = conn.execute(f"SELECT {_q(key)} AS _key, {contexts} AS _context, {narrow} "
-                          f"FROM ({inner})", params)
-    # Sorted here, not by SQLite: its ORDER BY walks the rows in index order, page by page.
-    runs = pd.DataFrame.from_records(cursor.fetchall(), columns=[d[0] for d in
-                                                                 cursor.description])
+    cursor = conn.execute(f"SELECT coalesce('k' || {_q(key)}, 'r' || id) AS _key, "
+                          f"{contexts} AS _context, {narrow} FROM ({inner})", params)
+    runs, distinct = _read_runs(cursor)
     if runs.empty:
         return None
+    # Sorted here, not by SQLite: its ORDER BY walks the rows in index order, page by page.
     runs = runs.sort_values(order or ["id"], kind="stable", na_position="first",
                             ignore_index=True)
     folded = fold_repeats(runs, "_key", [*metrics, *mean_only], "mean")
     if folded["n"].max() <= 1:
         return None
-    keys = runs["_key"].astype("string").fillna("run " + runs["id"].astype(str))
     # Factors are worked out only where a configuration's runs have several contexts.
-    codes = pd.Series(pd.factorize(runs["_context"])[0], index=runs.index)
-    contexts_per_key = codes.groupby(keys, sort=False).nunique()
-    several = keys.isin(contexts_per_key.index[contexts_per_key > 1])
-    memo: dict[str, str] = {}
-    factors = [memo.get(c) or memo.setdefault(c, str(_factors(c, context)))
-               for c in runs.loc[several, "_context"].tolist()]
-    ways = pd.Series(factors, index=keys[several].index, dtype=object).groupby(
-        keys[several], sort=False).nunique()
+    keys = runs["_key"]
+    contexts_per_key = runs["_context"].groupby(keys, sort=False).nunique()
+    several = runs[keys.isin(contexts_per_key.index[contexts_per_key > 1])]
+    factors = {c: str(_factors(distinct[c], context)) for c in several["_context"].unique()}
+    ways = several["_context"].map(factors).groupby(several["_key"], sort=False).nunique()
     mixed = set(runs.loc[keys.isin(ways.index[ways > 1]), "id"])
     wide = pd.concat([read_frame(conn, *_among_ids(conn, table, ids))
                       for ids in _chunks(folded["id"].tolist())], ignore_index=True)
@@ -121,6 +117,22 @@ def fold_runs(conn: sqlite3.Connection, table: str, key: str, is_metric: Callabl
                            if f"_std_{c}" in averaged})
     unfolded = [c for c in names if is_metric(c) and c not in needed]
     return Folded(frame, metrics, mean_only, unfolded)
+
+
+def _read_runs(cursor: sqlite3.Cursor) -> tuple[pd.DataFrame, list[str]]:
+    """The narrow rows, read a chunk at a time with each context as a number (63k runs'
+    context texts and row tuples at once took 75 MB), and the contexts by number."""
+    names = [d[0] for d in cursor.description]
+    numbers: dict[str, int] = {}
+    parts = []
+    while rows := cursor.fetchmany(RUNS_PER_READ):
+        part = pd.DataFrame.from_records(rows, columns=names)
+        part["_context"] = [numbers.setdefault(c, len(numbers))
+                            for c in part["_context"].tolist()]
+        parts.append(part)
+    if not parts:
+        return pd.DataFrame(columns=names), []
+    return pd.concat(parts, ignore_index=True), list(numbers)
 
 
 def _chunks(ids: list[int]) -> list[list[int]]:
