@@ -1,4 +1,4 @@
-"""The default report folds repeats from a narrow read (benchvault.reports.sqlfold) instead of
+"""The default report folds repeats from a narrow read (benchvault.reports.narrowfold) instead of
 deriving and folding every run in pandas: the Markdown must be the very same, derived
 metrics and spreads included, and a configuration whose runs scale differently must still
 be folded run by run."""
@@ -9,7 +9,7 @@ import importlib.util
 
 import pytest
 
-from benchvault.reports import render, sqlfold
+from benchvault.reports import render, narrowfold
 from benchvault.reports.kinds import kind
 from benchvault.reports.query import connect_readonly
 from benchvault.schemas.store import connect
@@ -47,7 +47,7 @@ def repeats_db(tmp_path_factory):
 
 
 def _run_by_run(monkeypatch):
-    monkeypatch.setattr(render, "_folded_by_sql", lambda *args: None)
+    monkeypatch.setattr(render, "_folded_narrow", lambda *args: None)
 
 
 @pytest.mark.parametrize("options", [
@@ -77,7 +77,7 @@ def test_report_all_is_the_same(repeats_db, monkeypatch):
 def test_the_three_printed_repeats_fold_to_their_mean_and_spread(repeats_db):
     conn = connect_readonly(repeats_db)
     spec = kind("sweep")
-    frame = render._folded_by_sql(conn, spec, render.ReportOptions(), render.SERVING)
+    frame = render._folded_narrow(conn, spec, render.ReportOptions(), render.SERVING)
     conn.close()
     [row] = frame[(frame["model"] == "meta-llama/Llama-3.1-8B-Instruct")].to_dict("records")
     # printed: 830.09, 809.61, 849.93 tok/s; TTFT 52.31, 55.87, 49.90 ms
@@ -99,7 +99,7 @@ def test_a_configuration_whose_runs_scale_differently_is_folded_run_by_run(tmp_p
     warehouse.conn.commit()
     warehouse.close()
     conn = connect_readonly(db)
-    folded = sqlfold.fold_runs(conn, "serving_runs", "config_id",
+    folded = narrowfold.fold_runs(conn, "serving_runs", "config_id",
                                lambda c: c in ("output_throughput",), {"output_throughput"})
     conn.close()
     assert folded is not None and folded.frame["_mixed"].tolist() == [True]

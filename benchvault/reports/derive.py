@@ -68,6 +68,9 @@ ENGINE_NAMES = {"vllm": "vLLM", "llama.cpp": "llama.cpp", "sglang": "SGLang",
 REPLICA_MULTIPLY = ("request_throughput", "request_goodput", "input_throughput",
                     "output_throughput", "total_token_throughput")
 REPLICA_DIVIDE = ("duration",)
+# Throughputs with a `<column>_per_gpu` twin, and the columns load_minutes is read from.
+PER_GPU = ("output_throughput", "total_token_throughput", "request_throughput")
+LOAD_SECONDS = ("load_seconds", "launch_load_seconds")
 
 _REPLICAS = re.compile(r"\b(?:tp|pp|dp)\s*=?\s*\d+\s*[x×*]\s*(\d+)\b", re.I)
 _TP = re.compile(r"\btp\s*=?\s*(\d+)\b", re.I)
@@ -305,11 +308,11 @@ def derive(frame: pd.DataFrame, naming: Naming, *, scale_replicas: bool = True) 
         frame["gpus"] = per_distinct(frame, [*GPU_INPUTS, "replicas"],
                                      lambda row: gpus_of(row, int(row["replicas"])))
         gpus = pd.to_numeric(frame["gpus"], errors="coerce")
-        for column in ("output_throughput", "total_token_throughput", "request_throughput"):
+        for column in PER_GPU:
             if column in frame:
                 frame[f"{column}_per_gpu"] = frame[column] / gpus
     _llama_bench_columns(frame)
-    for seconds in ("load_seconds", "launch_load_seconds"):
+    for seconds in LOAD_SECONDS:
         if seconds in frame:
             frame["load_minutes"] = frame[seconds] / 60.0
             break

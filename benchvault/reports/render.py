@@ -16,9 +16,9 @@ from .derive import Naming, derive, load_attributes
 from .experiments import (SERVING, Layout, add_keys, field_text, fold_repeats, gpu_names,
                           layout_for, shared, split, varying, with_texts)
 from .kinds import KINDS, ReportKind, kind as get_kind
+from .narrowfold import derive_folded, fold_runs
 from .query import (Condition, ReportError, apply_where, connect_readonly, file_order, has_table,
                     load_table, parse_conditions, run_sql, table_columns, why_empty)
-from .sqlfold import derive_folded, fold_runs
 from .table import Column, Table, build_table, column_info, escape_cell, format_value
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -266,7 +266,7 @@ def _make_by_group(conn: sqlite3.Connection, spec: ReportKind, options: ReportOp
     key = layout.group_key
     assert key is not None
     own, asked = parse_conditions(spec.where), parse_conditions(options.where)
-    folded = _folded_by_sql(conn, spec, options, layout) \
+    folded = _folded_narrow(conn, spec, options, layout) \
         if not own and not asked and options.repeats == "mean" else None
     parts: list[tuple[str, pd.DataFrame]] = []
     if folded is None:
@@ -274,12 +274,13 @@ def _make_by_group(conn: sqlite3.Connection, spec: ReportKind, options: ReportOp
     else:
         # Groups holding a mixed configuration are folded run by run, below.
         groups = folded[key].map(field_text)
-        mixed = groups[folded.pop("_mixed")]
+        mixed = set(groups[folded.pop("_mixed")])
+        in_mixed = groups.isin(mixed)
         sizes = {g: n for g, n in _group_sizes(conn, spec.table, key).items()
-                 if field_text(g) in set(mixed)} if not mixed.empty else {}
-        if mixed.empty or not groups.isin(mixed).all():
-            parts += split(with_texts(_needed(folded[~groups.isin(mixed)], spec, options,
-                                              layout), layout.fields), key)
+                 if field_text(g) in mixed} if mixed else {}
+        if not in_mixed.all():
+            parts += split(with_texts(_needed(folded[~in_mixed], spec, options, layout),
+                                      layout.fields), key)
     first_seen = {field_text(g): i for i, g in enumerate(
         dict.fromkeys(folded[key]) if folded is not None else sizes)}
     for batch in _batches(sizes):
@@ -325,9 +326,9 @@ def _batches(sizes: dict) -> list[list]:
     return batches
 
 
-def _folded_by_sql(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions,
+def _folded_narrow(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions,
                    layout: Layout) -> pd.DataFrame | None:
-    """Every run's repeats folded from a narrow read (see sqlfold), derived; None when
+    """Every run's repeats folded from a narrow read (see narrowfold), derived; None when
     nothing has repeats."""
     folded = fold_runs(conn, spec.table, layout.repeat_key,
                        lambda c: column_info(spec.table, c).better is not None,

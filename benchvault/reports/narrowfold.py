@@ -24,15 +24,13 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .derive import GPU_INPUTS, REPLICA_INPUTS, _tags, gpus_of, replicas_of
+from .derive import (GPU_INPUTS, LOAD_SECONDS, PER_GPU, REPLICA_INPUTS, _tags, gpus_of,
+                     replicas_of)
 from .experiments import fold_repeats
 from .query import file_order, read_frame, select_sql
 
 # The run columns derive reads to scale metrics (replicas, GPUs).
 CONTEXT = tuple(dict.fromkeys((*REPLICA_INPUTS, *GPU_INPUTS)))
-# Columns that are no metric themselves (the first run's value is shown) but that derive
-# turns into one (load_minutes): the derivation reads their mean.
-DERIVED_FROM = ("load_seconds", "launch_load_seconds")
 # Ids per `IN (...)` when reading the first runs' rows (SQLite's parameter limit is 32766).
 IDS_PER_READ = 30000
 RUNS_PER_READ = 8000
@@ -47,14 +45,11 @@ class Folded:
 
 
 def _inputs(shown: set[str]) -> set[str]:
-    """The shown columns with the stored ones derive computes them from."""
-    needed = set(shown)
-    for column in shown:
-        if column.endswith("_per_gpu"):
-            needed.add(column.removesuffix("_per_gpu"))
-        if column == "load_minutes":
-            needed.update(DERIVED_FROM)
-    return needed
+    """The shown columns with the stored ones derive computes them from.  The load seconds
+    are no metric themselves (the first run's value is shown) but load_minutes is: derive
+    reads their mean."""
+    needed = set(shown) | {c for c in PER_GPU if f"{c}_per_gpu" in shown}
+    return needed | set(LOAD_SECONDS) if "load_minutes" in shown else needed
 
 
 def _q(name: str) -> str:
@@ -84,7 +79,7 @@ def fold_runs(conn: sqlite3.Connection, table: str, key: str, is_metric: Callabl
         return None
     needed = _inputs(shown)
     metrics = [c for c in names if is_metric(c) and c in needed]
-    mean_only = [c for c in DERIVED_FROM if c in names and c in needed and c not in metrics]
+    mean_only = [c for c in LOAD_SECONDS if c in names and c in needed and c not in metrics]
     context = [c for c in CONTEXT if c in names]
     contexts = f"json_array({', '.join(map(_q, context))})" if context else "'[]'"
     narrow = ", ".join(_q(c) for c in dict.fromkeys([*order, *metrics, *mean_only]))
@@ -106,8 +101,9 @@ def fold_runs(conn: sqlite3.Connection, table: str, key: str, is_metric: Callabl
     factors = {c: str(_factors(distinct[c], context)) for c in several["_context"].unique()}
     ways = several["_context"].map(factors).groupby(several["_key"], sort=False).nunique()
     mixed = set(runs.loc[keys.isin(ways.index[ways > 1]), "id"])
-    wide = pd.concat([read_frame(conn, *_among_ids(conn, table, ids))
-                      for ids in _chunks(folded["id"].tolist())], ignore_index=True)
+    reads = [select_sql(conn, table, among=("id", ids), ordered=False)
+             for ids in _chunks(folded["id"].tolist())]
+    wide = pd.concat([read_frame(conn, *read) for read in reads], ignore_index=True)
     wide = wide.set_index("id").loc[folded["id"]].reset_index()
     averaged = folded.set_index(wide.index)
     frame = wide.assign(**{c: averaged[c] for c in metrics},
@@ -137,10 +133,6 @@ def _read_runs(cursor: sqlite3.Cursor) -> tuple[pd.DataFrame, list[str]]:
 
 def _chunks(ids: list[int]) -> list[list[int]]:
     return [ids[i:i + IDS_PER_READ] for i in range(0, len(ids), IDS_PER_READ)]
-
-
-def _among_ids(conn: sqlite3.Connection, table: str, ids: list[int]) -> tuple[str, list]:
-    return select_sql(conn, table, among=("id", ids), ordered=False)
 
 
 def derive_folded(folded: Folded, derive: Callable[[pd.DataFrame], pd.DataFrame],
