@@ -388,47 +388,58 @@ class Segmenter:
             self.capture = False
             self.ctx.fenced = self.in_fence or not self.markdown
             return
-        if self.markdown:
-            self._track_capture(text)
-        if self.markdown and not self.in_fence and not self.capture:
-            heading = HEADING_RE.match(text)
-            if heading:
-                self._heading(len(heading.group(1)), heading.group(2))
-                return
-            bold = BOLD_LINE_RE.match(text)
-            if bold:
-                self.ctx.caption = re.sub(r"\s+", " ", ENTITY_RE.sub(" ", bold.group("text"))).strip()
+        if self.markdown and self._note_context(text):
+            return
+        act = self._context_action(start, text)
+        if act is not None:
+            act()
+
+    def _note_context(self, text: str) -> bool:
+        """A note's own context: whether a capture is pasted, its headings (True: the line
+        is one) and bold caption lines."""
+        self._track_capture(text)
+        if self.in_fence or self.capture:
+            return False
+        heading = HEADING_RE.match(text)
+        if heading:
+            self._heading(len(heading.group(1)), heading.group(2))
+            return True
+        bold = BOLD_LINE_RE.match(text)
+        if bold:
+            self.ctx.caption = re.sub(r"\s+", " ", ENTITY_RE.sub(" ", bold.group("text"))).strip()
+        return False
+
+    def _context_action(self, start: int, text: str) -> Callable[[], None] | None:
+        """What a command, a printed Namespace, a comment or a preamble line does to the
+        context; None when the line is none of them.  The fast lane asks it too, so the lines
+        it reads alone are those the full pass would find no context in."""
         kind = self._command_kind(text)
         if kind is not None:
-            self.ctx.commands[kind] = Seen(kind, text, start, self._depth)
-            if kind in self.run_commands:
-                self.ctx.namespace = None
-                self.ctx.printed = {}
-            return
+            return lambda: self._saw_command(kind, text, start)
         stripped = text.lstrip()
         if stripped.startswith("Namespace("):
-            self.ctx.namespace = Seen("namespace", stripped, start, self._depth)
-            return
+            return lambda: setattr(self.ctx, "namespace",
+                                   Seen("namespace", stripped, start, self._depth))
         if self.in_fence or not self.markdown or self.capture:
             comment = COMMENT_RE.match(text)
-            if comment and not text.lstrip().startswith("#!"):
-                self._comment(comment.group(1))
-                return
+            if comment and not stripped.startswith("#!"):
+                return lambda: self._comment(comment.group(1))
         for preamble in self.preambles:
             match = preamble.match(stripped)
             if match:
-                self.ctx.printed[match.group(1)] = match.group(2).strip()
-                return
+                return lambda: self.ctx.printed.update({match.group(1): match.group(2).strip()})
+        return None
+
+    def _saw_command(self, kind: str, text: str, start: int) -> None:
+        self.ctx.commands[kind] = Seen(kind, text, start, self._depth)
+        if kind in self.run_commands:
+            self.ctx.namespace = None
+            self.ctx.printed = {}
 
     def _touches_context(self, text: str) -> bool:
-        """Would ``_context_line`` act on this line of a plain log?  (The fast lane's test:
-        kept beside it, in step with it.)"""
-        if self.markdown or FENCE_RE.match(text) or self._command_kind(text) is not None:
-            return True
-        stripped = text.lstrip()
-        if stripped.startswith("Namespace(") or COMMENT_RE.match(text):
-            return True
-        return any(preamble.match(stripped) for preamble in self.preambles)
+        """Would ``_context_line`` act on this line of a plain log?  (The fast lane's test.)"""
+        return self.markdown or FENCE_RE.match(text) is not None \
+            or self._context_action(0, text) is not None
 
     def _starts_something(self, text: str) -> bool:
         """A pasted output file or a result block could start on this line."""
