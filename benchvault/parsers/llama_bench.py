@@ -171,7 +171,7 @@ class TableToValues(Transformer):
 def _parser() -> Lark:
     return Lark.open("llama_bench.lark", rel_to=__file__, parser="lalr",
                      start=["start", *sorted(set(CELL_RULES.values()))],
-                     maybe_placeholders=False, transformer=TableToValues())
+                     maybe_placeholders=False, transformer=TableToValues(), cache=True)
 
 
 def test_name(n_prompt: int | None, n_gen: int | None, n_depth: int | None) -> str | None:

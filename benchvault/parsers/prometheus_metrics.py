@@ -73,7 +73,7 @@ class LinesToItems(Transformer):
 @lru_cache(maxsize=None)
 def _parser() -> Lark:
     return Lark.open("prometheus_metrics.lark", rel_to=__file__, parser="lalr",
-                     transformer=LinesToItems())
+                     transformer=LinesToItems(), cache=True)
 
 
 def _family(name: str, types: dict[str, str]) -> str:

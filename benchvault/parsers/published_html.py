@@ -74,7 +74,7 @@ class TagsToRows(Transformer):
 @lru_cache(maxsize=None)
 def _parser() -> Lark:
     return Lark.open("published_html.lark", rel_to=__file__, parser="lalr",
-                     transformer=TagsToRows())
+                     transformer=TagsToRows(), cache=True)
 
 
 def build(block: Block) -> list[Parsed | Problem]:

@@ -64,7 +64,7 @@ class RowsToCells(Transformer):
 @lru_cache(maxsize=None)
 def _parser() -> Lark:
     return Lark.open("published_markdown.lark", rel_to=__file__, parser="lalr",
-                     transformer=RowsToCells())
+                     transformer=RowsToCells(), cache=True)
 
 
 def build(block: Block) -> list[Parsed | Problem]:

@@ -100,7 +100,7 @@ def _key(key: Any) -> Any:
 @lru_cache(maxsize=None)
 def _parser(start: str) -> Lark:
     return Lark.open("pyliteral.lark", rel_to=__file__, parser="lalr", start=start,
-                     transformer=ReprToPython(), maybe_placeholders=False)
+                     transformer=ReprToPython(), maybe_placeholders=False, cache=True)
 
 
 def parse_namespace(text: str) -> dict[str, Any]:
