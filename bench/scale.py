@@ -10,8 +10,8 @@ Then times, one process each (wall time and peak RSS):
   report sweep, report sweep --where (1/60 of the runs), report all, compare, export to
   Parquet, and the Datasette `serving_runs` page with its facets (served by `benchvault serve`).
 
-    python bench/scale.py                # ~105k runs
-    python bench/scale.py --copies 300   # ~21k runs, quicker
+    python bench/scale.py                # >= 100k runs
+    python bench/scale.py --runs 20000   # quicker
 Goals (issue 17): report < 2 s and < 200 MB, Datasette page < 200 ms, Parquet export < 5 s
 and < 200 MB.
 """
@@ -38,7 +38,7 @@ MODELS = 4
 BATCHES = 15
 
 
-def build(db: Path, copies: int) -> int:
+def build(db: Path, target: int) -> int:
     sys.path.insert(0, str(ROOT))
     from benchvault.ingest import expand_paths, ingest_paths
     from benchvault.schemas.store import connect
@@ -47,7 +47,8 @@ def build(db: Path, copies: int) -> int:
     warehouse = connect(db)
     ingest_paths(warehouse, expand_paths([ROOT / "fixtures" / "seeds",
                                           ROOT / "fixtures" / "contract"]))
-    copy_runs(warehouse, copies)
+    real = warehouse.execute("SELECT count(*) FROM serving_runs").fetchone()[0]
+    copy_runs(warehouse, -(-target // real))     # at least ``target`` runs in all
     warehouse.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     count = warehouse.execute("SELECT count(*) FROM serving_runs").fetchone()[0]
     warehouse.close()
@@ -130,14 +131,15 @@ def datasette_page(db: Path) -> list[float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--copies", type=int, default=1500)
+    ap.add_argument("--runs", type=int, default=100_000,
+                    help="runs in the warehouse at least (the real ones copied)")
     ap.add_argument("--keep", action="store_true", help="reuse bench/data/scale.db if there")
     args = ap.parse_args()
     DATA.mkdir(parents=True, exist_ok=True)
     db = DATA / "scale.db"
     start = time.perf_counter()
     if not (args.keep and db.exists()):
-        runs = build(db, args.copies)
+        runs = build(db, args.runs)
         print(f"built {db}: {runs} runs in {time.perf_counter() - start:.0f} s "
               f"({db.stat().st_size / 1e6:.0f} MB)")
     import sqlite3

@@ -61,9 +61,11 @@ def _launch_in_result(extra: Any) -> dict[str, Any]:
         if isinstance(launch, dict) else {}
 
 
-def _family(db: sqlite_utils.Database, run: dict[str, Any]) -> str | None:
+def _family(db: sqlite_utils.Database, run: dict[str, Any], asked: dict[tuple, Any]
+            ) -> str | None:
     """The run's model family; a run whose client printed no model takes the one family of the
-    other runs under its heading (else in its file), when there is exactly one."""
+    other runs under its heading (else in its file), when there is exactly one.  ``asked``:
+    the families found so far in this refresh, by file and heading."""
     family = model_family(run.get("model"))
     if family is not None:
         return family
@@ -71,10 +73,13 @@ def _family(db: sqlite_utils.Database, run: dict[str, Any]) -> str | None:
         if where != "1" and value is None:
             continue
         params = [run["source_id"], *([value] if where != "1" else [])]
-        models = {model_family(m) for (m,) in db.execute(
-            f"SELECT DISTINCT model FROM serving_runs WHERE source_id = ? AND {where} "
-            "AND model IS NOT NULL", params)}
-        models.discard(None)
+        key = ("family", *params)
+        models = asked.get(key)
+        if models is None:
+            models = asked[key] = {model_family(m) for (m,) in db.execute(
+                f"SELECT DISTINCT model FROM serving_runs WHERE source_id = ? AND {where} "
+                "AND model IS NOT NULL", params)} - {None}
+        models = set(models)
         if len(models) == 1:
             return models.pop()
         if models:
@@ -86,20 +91,26 @@ WORKLOAD = ("dataset_name", "num_prompts", "random_input_len", "random_output_le
             "sharegpt_output_len", "sonnet_input_len", "sonnet_output_len", "hf_output_len")
 
 
-def _inherit_workload(db: sqlite_utils.Database, run: dict[str, Any]) -> None:
+def _inherit_workload(db: sqlite_utils.Database, run: dict[str, Any],
+                      asked: dict[tuple, Any]) -> None:
     """A run pasted without its command takes the workload of the runs beside it (same file
-    and heading) that sent the very same prompts (same requests, same input tokens)."""
+    and heading) that sent the very same prompts (same requests, same input tokens).
+    ``asked``: the answers so far in this refresh (the runs of one sweep ask alike; nothing
+    here changes a workload column)."""
     if run.get("dataset_name") is not None or run.get("completed") is None or \
             run.get("total_input_tokens") is None:
         return
-    columns = ", ".join(WORKLOAD)
-    siblings = {row for row in db.execute(
-        f"SELECT {columns} FROM serving_runs WHERE source_id = ? AND section IS ? AND "
-        "completed = ? AND total_input_tokens = ? AND dataset_name IS NOT NULL AND id != ?",
-        [run["source_id"], run.get("section"), run["completed"], run["total_input_tokens"],
-         run["id"]])}
+    key = (run["source_id"], run.get("section"), run["completed"], run["total_input_tokens"])
+    siblings = asked.get(("workload", *key))
+    if siblings is None:
+        # DISTINCT: a file may hold hundreds of such runs; their workloads are few.  (The run
+        # itself has no dataset, so it is never among them.)
+        siblings = asked[("workload", *key)] = db.execute(
+            f"SELECT DISTINCT {', '.join(WORKLOAD)} FROM serving_runs WHERE source_id = ? AND "
+            "section IS ? AND completed = ? AND total_input_tokens = ? AND dataset_name IS NOT "
+            "NULL LIMIT 2", list(key)).fetchall()
     if len(siblings) == 1:
-        for column, value in zip(WORKLOAD, siblings.pop()):
+        for column, value in zip(WORKLOAD, siblings[0]):
             if run.get(column) is None:
                 run[column] = value
 
@@ -118,15 +129,16 @@ def refresh_configurations(db: sqlite_utils.Database, run_ids: Iterable[int],
     """Give ``run_ids`` their configuration and group; recompute every configuration touched."""
     touched_configs = set(config_ids)
     touched_groups: set[int] = set()
+    asked: dict[tuple, Any] = {}  # the per-run look-ups answered so far
     for chunk in _chunks(run_ids):
         for run in _runs(db, chunk):
-            _inherit_workload(db, run)
+            _inherit_workload(db, run, asked)
             launch = {c: run.get(f"launch_{c}") for c in LAUNCH_COLUMNS}
             if run.get("launch_id") is None:
                 launch.update(_launch_in_result(run.get("extra")))
             config = configuration(run, launch, run.get("source_name"),
                                    run.get("observed_spec_tokens"))
-            family = _family(db, run)
+            family = _family(db, run, asked)
             group = group_of(config, family)
             group_id = _get_or_create(db, "experiment_groups", group_key(group), ExperimentGroup(
                 key=group_key(group), title=group_title(group), **group))
