@@ -53,3 +53,59 @@ def test_unknown_table_is_an_error(seeds_db, tmp_path):
                                       "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert "no such table: nope" in result.output
+
+
+def _parquet_tables(db, out):
+    from pathlib import Path
+
+    from benchvault.export import export
+
+    return {p.name: pq.read_table(p) for p in export(Path(db), "parquet", out)}
+
+
+def test_parquet_through_adbc_equals_the_typed_python_path(seeds_db, tmp_path, monkeypatch):
+    """The ADBC driver types a column from its first batch (1,024 rows): a column NULL there
+    and set further down must still come out as the model's type, not a guessed integer."""
+    import shutil
+    import sqlite3
+
+    from benchvault import export as export_module
+
+    db = tmp_path / "grown.db"
+    shutil.copy(seeds_db, db)
+    conn = sqlite3.connect(db)
+    columns = [r[1] for r in conn.execute("PRAGMA table_info(serving_runs)") if r[1] != "id"]
+    for _ in range(6):   # 28 runs → 1,792: past the driver's first batch
+        conn.execute(f"INSERT INTO serving_runs ({', '.join(columns)}) "
+                     f"SELECT {', '.join(columns)} FROM serving_runs")
+    # request_goodput: NULL in every seed run, a float from run 1,500 on
+    conn.execute("UPDATE serving_runs SET request_goodput = id / 7.0 WHERE id > 1500")
+    conn.commit()
+    conn.close()
+    used = []
+    adbc_path = export_module._parquet_by_adbc
+    monkeypatch.setattr(export_module, "_parquet_by_adbc",
+                        lambda *a: used.append(adbc_path(*a)) or used[-1])
+    fast = _parquet_tables(db, tmp_path / "adbc")
+    assert used and all(used), "the ADBC path fell back"
+    monkeypatch.setattr(export_module, "_parquet_by_adbc", lambda *a: False)
+    slow = _parquet_tables(db, tmp_path / "python")
+    assert fast.keys() == slow.keys()
+    for name, table in slow.items():
+        assert fast[name].schema.equals(table.schema), name
+        assert fast[name].equals(table), name
+    runs = fast["serving_runs.parquet"]
+    assert runs.num_rows == 28 * 64
+    assert str(runs.schema.field("request_goodput").type) == "double"
+    assert runs.column("request_goodput")[1500].as_py() == 1501 / 7.0
+
+
+def test_parquet_without_the_adbc_driver(seeds_db, tmp_path, monkeypatch):
+    """No driver installed: the typed Python path writes the very same files."""
+    import sys
+
+    with_driver = _parquet_tables(seeds_db, tmp_path / "with")
+    monkeypatch.setitem(sys.modules, "adbc_driver_sqlite.dbapi", None)   # import fails
+    without = _parquet_tables(seeds_db, tmp_path / "without")
+    assert with_driver.keys() == without.keys()
+    assert all(with_driver[n].equals(t) for n, t in without.items())
