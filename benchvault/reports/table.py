@@ -78,8 +78,11 @@ def _column_info(table: str | None, name: str) -> Column:
 def _missing(value: Any) -> bool:
     if value is None:
         return True
-    if isinstance(value, str):
+    kind = value.__class__
+    if kind is str or kind is int or kind is bool:
         return False
+    if kind is float:
+        return value != value
     if isinstance(value, float) and math.isnan(value):
         return True
     try:
