@@ -177,3 +177,45 @@ def test_analysis_queries_with_their_charts(seeds_db, seeds_meta):
     mi300x = [r for r in frontier if r["group_title"] == "llama-3.1-70b · MI300X"]
     best = [r for r in mi300x if r["frontier"] == "frontier"]
     assert len(best) == 1 and round(best[0]["per_gpu_tok_s"], 2) == round(2993.85 / 8, 2)
+
+
+def test_facets_are_counted_once_on_an_immutable_warehouse(seeds_db, seeds_meta):
+    """`serve` serves the warehouse immutable: a page's facet counts are taken from the first
+    load of that query, not counted again on every load.  A mutable database (anything that
+    could change under the page) is counted every time."""
+    import asyncio
+
+    from datasette.app import Datasette
+
+    from benchvault.serve import BROWSE
+
+    async def loads(immutable: bool) -> tuple[list[dict], list[str]]:
+        ds = Datasette(immutables=[str(seeds_db)] if immutable else [],
+                       files=[] if immutable else [str(seeds_db)], metadata=seeds_meta,
+                       plugins_dir=str(BROWSE / "plugins"))
+        await ds.invoke_startup()
+        database = ds.databases[seeds_db.stem]
+        counted: list[str] = []
+        real = database.execute
+
+        async def logged(sql, *args, **kwargs):
+            if "count(*) as count" in sql:
+                counted.append(sql)
+            return await real(sql, *args, **kwargs)
+
+        database.execute = logged
+        pages = []
+        for _ in range(3):
+            response = await ds.client.get(f"/{seeds_db.stem}/serving_runs.json?_size=0")
+            assert response.status_code == 200
+            pages.append(response.json()["facet_results"])
+        return pages, counted
+
+    pages, counted = asyncio.run(loads(immutable=True))
+    facets = pages[0].get("results", pages[0])
+    concurrency = {r["value"]: r["count"] for r in facets["max_concurrency"]["results"]}
+    assert concurrency[16] >= 3 and len(facets) >= 6
+    assert pages[1] == pages[2] == pages[0]
+    assert len(counted) == len(facets)            # each facet counted on the first load only
+    _, counted_mutable = asyncio.run(loads(immutable=False))
+    assert len(counted_mutable) == 3 * len(facets)
