@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import urllib.request
+import urllib.parse
 from pathlib import Path
 
 from . import __version__
@@ -85,7 +85,7 @@ def schema_version(path: Path) -> int:
         if len(header) == 100:
             return int.from_bytes(header[60:64], "big", signed=True)
     timeout = busy_timeout()
-    uri = "file:" + urllib.request.pathname2url(str(path.resolve())) + "?mode=ro"
+    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=timeout)
         try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import urllib.request
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -41,7 +41,7 @@ def connect_readonly(db_path: str | Path) -> sqlite3.Connection:
     path = Path(db_path)
     if not path.exists():
         raise ReportError(f"{path}: no such database - run `benchvault ingest FILES --db {path}`")
-    uri = "file:" + urllib.request.pathname2url(str(path.resolve())) + "?mode=ro"
+    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
     conn = sqlite3.connect(uri, uri=True)
     conn.execute("PRAGMA query_only = ON")
     return conn
