@@ -15,7 +15,7 @@ import statistics
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..schemas.experiments import CONFIG_METRICS, Configuration, ExperimentGroup
-from ..schemas.store import to_record
+from ..schemas import store
 from .configs import (config_key, config_title, configuration, group_key, group_of, group_title,
                       model_family)
 
@@ -119,9 +119,9 @@ def _get_or_create(db: sqlite_utils.Database, table: str, key: str, row: Any) ->
     found = db.execute(f"SELECT id FROM [{table}] WHERE key = ?", [key]).fetchone()
     if found:
         return found[0]
-    record = to_record(row)
-    record.pop("id", None)
-    return db[table].insert(record).last_pk
+    # Our own INSERT of the non-NULL columns (store.insert), not sqlite-utils' generic one:
+    # a file of runs with no command or label makes a configuration per run.
+    return store.insert(db, row)
 
 
 def refresh_configurations(db: sqlite_utils.Database, run_ids: Iterable[int],
