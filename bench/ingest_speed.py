@@ -5,7 +5,10 @@ Builds three logs under bench/data/ from the fixtures:
     (uvicorn access lines, `Received request` lines with the prompt, `Added`/`Finished
     request`), an engine-stats line every ~100 requests, a few lines of notes, and after each
     run of 1,000 requests the `# c=N` label, the bench command and a seed's result block;
-  * blocks-only: serving result blocks back to back;
+  * blocks-only: serving result blocks back to back (the seeds' 28 blocks repeated: after the
+    first of each, every block is a run seen again);
+  * distinct blocks: the same, each block's numbers moved a little, so that every block is a
+    run of its own (what a long sweep is: new runs, most with the same request count);
   * chatter-heavy: the seeds' blocks every 40 lines, a third of those lines being parsed
     engine-stats and start-up lines (no server prints that; the old "prose" file, kept for
     comparison).
@@ -101,6 +104,19 @@ def seed_chunks() -> tuple[list[str], list[str]]:
     return chunks, blocks
 
 
+# A block's `Label (unit):   123.45` lines: the number is moved, its width kept.
+NUMBER_LINE = re.compile(r"(?<=:)(\s+)(\d+)(\.\d+)?$", re.M)
+
+
+def moved(match: re.Match) -> str:
+    space, whole, fraction = match.group(1), int(match.group(2)), match.group(3)
+    if whole > 3:
+        whole += random.randint(-3, 3)
+    if fraction:
+        fraction = "." + "".join(random.choice("0123456789") for _ in fraction[1:])
+    return space + str(whole) + (fraction or "")
+
+
 def build(path: Path, size_mb: int, kind: str) -> int:
     """Write ``path`` (``kind``: prose, blocks or chatter) up to ``size_mb``; return how many
     result blocks it holds."""
@@ -117,6 +133,8 @@ def build(path: Path, size_mb: int, kind: str) -> int:
                 piece = server_run(random.choice(chunks))
             elif kind == "blocks":
                 piece = random.choice(blocks)
+            elif kind == "distinct":
+                piece = NUMBER_LINE.sub(moved, random.choice(blocks))
             else:
                 piece = "".join([random.choice(PROSE) for _ in range(40)] + [random.choice(chunks)])
             out.write(piece)
@@ -196,11 +214,14 @@ def main() -> None:
                         help="size of the prose-heavy and blocks-only logs")
     parser.add_argument("--chatter-mb", type=int, default=50,
                         help="size of the chatter-heavy log (0: leave it out)")
+    parser.add_argument("--distinct-mb", type=int, default=20,
+                        help="size of the distinct-blocks log (0: leave it out)")
     args = parser.parse_args()
     DATA.mkdir(parents=True, exist_ok=True)
     results = []
     for name, kind, size in (("prose-heavy", "prose", args.size_mb),
                              ("blocks-only", "blocks", args.size_mb),
+                             ("distinct blocks", "distinct", args.distinct_mb),
                              ("chatter-heavy", "chatter", args.chatter_mb)):
         if size:
             path = DATA / f"{kind}-{size}mb.log"   # a server log: read with skips (see README)
