@@ -44,6 +44,12 @@ def _finite(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+@functools.cache
+def _compared(identity: Identity) -> frozenset[str]:
+    return frozenset((*identity.key, *filter(None, (identity.near,)), *identity.results,
+                      *identity.config))
+
+
 class _Local:
     """This file's new rows of one key (a count of requests), found by their ``near`` value
     (duration) in O(log n).  A sweep prints hundreds of runs with the same request count, and
@@ -61,7 +67,13 @@ class _Local:
         self.loose: list[int] = []      # positions without a finite near value: always looked at
         self.max_tol = 0.0
 
-    def add(self, row_id: int, said: Said, near: str | None) -> None:
+    def add(self, row_id: int, said: Said, identity: Identity) -> None:
+        # What the comparisons read (identity.differences skips a column either side leaves
+        # empty): a sweep's file keeps every new run here, at half the memory of its row.
+        compared = _compared(identity)
+        said = Said({k: v for k, v in said.values.items() if k in compared and v is not None},
+                    said.tolerance)
+        near = identity.near
         position = len(self.entries)
         self.entries.append((row_id, said))
         self.ids.add(row_id)
@@ -236,7 +248,7 @@ class Placer:
             self.local_fingerprints[(identity.table, fingerprint)] = row_id
         else:
             key = (identity.table, *(said.values.get(k) for k in identity.key))
-            self.local.setdefault(key, _Local()).add(row_id, said, identity.near)
+            self.local.setdefault(key, _Local()).add(row_id, said, identity)
 
     def _find(self, identity: Identity, said: Said, fingerprint: str | None,
               line: int | None) -> int | None:
