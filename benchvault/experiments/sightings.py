@@ -140,7 +140,7 @@ class Placer:
                  warn: Callable[[int, str], None]):
         self.db, self.source_id, self.writer, self.warn = db, source_id, writer, warn
         self.ids = identities()
-        # This file's new rows by table and key: (row id, what its sighting said).
+        # This file's new rows by table and key, each found by its near value (_Local).
         self.local: dict[tuple, _Local] = {}
         # Content hashes and fingerprints of this file's sightings still in the writer's batch.
         self.local_contents: dict[tuple[str, str], int] = {}
