@@ -12,8 +12,8 @@ import math
 import sqlite3
 from pathlib import Path
 from typing import Iterator
-from urllib.parse import quote
 
+from .arrowsql import ArrowReadFailed, typed_batches
 from .schemas.store import columns, row_models
 
 FORMATS = ("csv", "json", "parquet")
@@ -100,34 +100,20 @@ def export_table(conn: sqlite3.Connection, table: str, fmt: str, out_dir: Path) 
 
 
 def _parquet_by_adbc(conn: sqlite3.Connection, table: str, schema, out: Path) -> bool:
-    """Write ``table`` to ``out`` through the ADBC SQLite driver, which hands SQLite's rows to
-    Arrow in C (no Python object per value: 100k runs and their 1.1M latency rows in half the
-    time).  The driver types each column from the values of its first batch, so a row of
-    typed literals goes first (a column still NULL there would be guessed an integer) and is
-    cut off again.  False, with nothing written, when the driver is not installed or meets a
-    value of another type than the model's: the caller's typed reader then writes the file."""
-    try:
-        import adbc_driver_sqlite.dbapi as adbc
-    except ImportError:
-        return False
-    import pyarrow as pa
+    """Write ``table`` to ``out`` from Arrow batches the ADBC driver reads (arrowsql.py: 100k
+    runs and their 1.1M latency rows in half the time).  False, with nothing written, when
+    the driver is not installed or meets a value of another type than the model's: the
+    caller's typed reader then writes the file."""
     import pyarrow.parquet as pq
 
-    path = conn.execute("PRAGMA database_list").fetchone()[2]
-    typed = {pa.int64(): "0", pa.float64(): "0.0", pa.string(): "''"}
-    first = ", ".join(f'{typed[f.type]} AS "{f.name}"' for f in schema)
     listed = ", ".join(f'"{f.name}"' for f in schema)
-    sql = (f'SELECT {first} UNION ALL SELECT * FROM (SELECT {listed} FROM "{table}" '
-           "ORDER BY rowid)")
     try:
-        with adbc.connect(f"file:{quote(path)}?mode=ro") as source, source.cursor() as cursor:
-            cursor.execute(sql)
-            with pq.ParquetWriter(out, schema) as writer:
-                for i, batch in enumerate(cursor.fetch_record_batch()):
-                    writer.write_batch((batch.slice(1) if i == 0 else batch).cast(schema))
+        with pq.ParquetWriter(out, schema) as writer:
+            for batch in typed_batches(conn, f'SELECT {listed} FROM "{table}" ORDER BY rowid',
+                                       [], schema):
+                writer.write_batch(batch)
         return True
-    except (OSError, pa.ArrowException, adbc.Error):
-        # A value of another type mid-table ("Type mismatch in column"): the slow path.
+    except ArrowReadFailed:
         out.unlink(missing_ok=True)
         return False
 

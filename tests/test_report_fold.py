@@ -68,6 +68,19 @@ def test_narrow_fold_gives_the_same_report(repeats_db, options, monkeypatch):
     assert render.build(repeats_db, ["sweep"], options) == folded
 
 
+def test_the_narrow_rows_read_through_arrow_or_tuples_alike(repeats_db, monkeypatch):
+    """The default sweep reads its narrow rows through the ADBC driver; without it (or on a
+    value of another type) through sqlite3's tuples: the same report either way."""
+    def no_tuples(cursor):
+        raise AssertionError("read as tuples: the Arrow path was not taken")
+
+    monkeypatch.setattr(narrowfold, "_read_runs", no_tuples)
+    through_arrow = render.build(repeats_db, ["sweep"])
+    monkeypatch.undo()
+    monkeypatch.setattr(narrowfold, "_read_runs_arrow", lambda *args: None)
+    assert render.build(repeats_db, ["sweep"]) == through_arrow
+
+
 def test_report_all_is_the_same(repeats_db, monkeypatch):
     folded = render.build(repeats_db, ["all"])
     _run_by_run(monkeypatch)

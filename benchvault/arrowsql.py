@@ -1,0 +1,41 @@
+"""A query's rows as Arrow record batches, read by the ADBC SQLite driver (in C: no Python
+object per value), typed as the caller says.
+
+The driver types each column from the values of its first batch, so a column NULL there
+would be guessed an integer and a later text or real value would fail the read.  A row of
+typed literals therefore goes first, and is cut off again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Iterator
+from urllib.parse import quote
+
+
+class ArrowReadFailed(Exception):
+    """No driver, or a value of another type than the column's: read the rows another way."""
+
+
+def typed_batches(conn: sqlite3.Connection, sql: str, params: list | tuple, schema
+                  ) -> Iterator:
+    """The rows of ``sql`` (run read-only on ``conn``'s database file) as batches of
+    ``schema`` (a pyarrow schema naming every column the query gives, in order: int64,
+    float64 or string).  Raises ArrowReadFailed, possibly after some batches."""
+    try:
+        import adbc_driver_sqlite.dbapi as adbc
+    except ImportError:
+        raise ArrowReadFailed("the ADBC SQLite driver is not installed") from None
+    import pyarrow as pa
+
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    literal = {pa.int64(): "0", pa.float64(): "0.0", pa.string(): "''"}
+    first = ", ".join(f'{literal[f.type]} AS "{f.name}"' for f in schema)
+    try:
+        with adbc.connect(f"file:{quote(path)}?mode=ro") as source, source.cursor() as cursor:
+            cursor.execute(f"SELECT {first} UNION ALL SELECT * FROM ({sql})", list(params))
+            for i, batch in enumerate(cursor.fetch_record_batch()):
+                yield (batch.slice(1) if i == 0 else batch).cast(schema)
+    except (OSError, pa.ArrowException, adbc.Error) as exc:
+        # "Type mismatch in column ...": a value of another type further down.
+        raise ArrowReadFailed(str(exc)) from None
