@@ -28,6 +28,8 @@ def typed_batches(conn: sqlite3.Connection, sql: str, params: list | tuple, sche
         raise ArrowReadFailed("the ADBC SQLite driver is not installed") from None
     import pyarrow as pa
 
+    # The system allocator hands batches back; Arrow's own pools keep them (peak RSS).
+    pa.set_memory_pool(pa.system_memory_pool())
     path = conn.execute("PRAGMA database_list").fetchone()[2]
     literal = {pa.int64(): "0", pa.float64(): "0.0", pa.string(): "''"}
     first = ", ".join(f'{literal[f.type]} AS "{f.name}"' for f in schema)

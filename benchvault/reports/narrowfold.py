@@ -102,6 +102,7 @@ def fold_runs(conn: sqlite3.Connection, table: str, key: str, is_metric: Callabl
     factors = {c: str(_factors(distinct[c], context)) for c in several["_context"].unique()}
     ways = several["_context"].map(factors).groupby(several["_key"], sort=False).nunique()
     mixed = set(runs.loc[keys.isin(ways.index[ways > 1]), "id"])
+    del runs, keys, several         # every run's row, gone before the first runs' wide rows
     reads = [select_sql(conn, table, among=("id", ids), ordered=False)
              for ids in _chunks(folded["id"].tolist())]
     wide = pd.concat([read_frame(conn, *read) for read in reads], ignore_index=True)
