@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 from typing import Iterator
-from urllib.parse import quote
+
+from .dbfile import readonly_uri
 
 
 class ArrowReadFailed(Exception):
@@ -34,7 +35,7 @@ def typed_batches(conn: sqlite3.Connection, sql: str, params: list | tuple, sche
     literal = {pa.int64(): "0", pa.float64(): "0.0", pa.string(): "''"}
     first = ", ".join(f'{literal[f.type]} AS "{f.name}"' for f in schema)
     try:
-        with adbc.connect(f"file:{quote(path)}?mode=ro") as source, source.cursor() as cursor:
+        with adbc.connect(readonly_uri(path)) as source, source.cursor() as cursor:
             cursor.execute(f"SELECT {first} UNION ALL SELECT * FROM ({sql})", list(params))
             for i, batch in enumerate(cursor.fetch_record_batch()):
                 yield (batch.slice(1) if i == 0 else batch).cast(schema)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import urllib.parse
 from pathlib import Path
 
 from . import __version__
@@ -75,6 +74,13 @@ def _check_existing(path: Path) -> None:
                            "benchvault (pip install -U benchvault) or use another --db")
 
 
+def readonly_uri(path: str | Path, immutable: bool = False) -> str:
+    """SQLite's URI opening ``path`` read-only (``immutable``: and never looking for a
+    writer), the path percent-encoded: a `#`, `?` or `%` in a folder's name would otherwise
+    end or change the file name SQLite opens."""
+    return Path(path).resolve().as_uri() + "?mode=ro" + ("&immutable=1" if immutable else "")
+
+
 def schema_version(path: Path) -> int:
     """PRAGMA user_version, read without writing anything: from the file header (offset
     60) unless a write-ahead log may hold a newer page 1 (a read-only connection would
@@ -85,9 +91,8 @@ def schema_version(path: Path) -> int:
         if len(header) == 100:
             return int.from_bytes(header[60:64], "big", signed=True)
     timeout = busy_timeout()
-    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=timeout)
+        conn = sqlite3.connect(readonly_uri(path), uri=True, timeout=timeout)
         try:
             return conn.execute("PRAGMA user_version").fetchone()[0]
         finally:

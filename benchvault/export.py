@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .arrowsql import ArrowReadFailed, typed_batches
+from .dbfile import readonly_uri
 from .schemas.store import columns, row_models
 
 FORMATS = ("csv", "json", "parquet")
@@ -22,7 +23,7 @@ BATCH_BYTES = 4 << 20    # ... and about this much text: runs carry their raw te
 
 
 def _readonly(db_path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    return sqlite3.connect(readonly_uri(db_path), uri=True)
 
 
 def exportable_tables(conn: sqlite3.Connection) -> list[str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import __version__
+from .dbfile import readonly_uri
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".log", ".out", ".json", ".jsonl", ".csv", ".sql",
                  ".mdx", ".text", ".err"}
@@ -83,7 +84,7 @@ def all_unchanged(db_path: Path, files: list[Path], arguments: Iterable[str | Pa
     if not files or not Path(db_path).is_file():
         return False
     try:
-        conn = sqlite3.connect(f"file:{Path(db_path).resolve()}?mode=ro", uri=True)
+        conn = sqlite3.connect(readonly_uri(db_path), uri=True)
     except sqlite3.Error:
         return False
     conn.row_factory = sqlite3.Row

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .browse import queries as canned
+from .dbfile import readonly_uri
 from .schemas import views as schema_views
 from .schemas.models import Row
 from .schemas.store import row_models
@@ -40,7 +41,7 @@ LABEL_COLUMNS = ("name", "title", "label")
 
 def read_schema(db: Path) -> dict[str, list[str]]:
     """Table and view names → column names, read without opening the file for writing."""
-    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+    conn = sqlite3.connect(readonly_uri(db, immutable=True), uri=True)
     try:
         names = [r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
@@ -157,7 +158,7 @@ def query_units() -> dict[str, str]:
 
 def _query_works(db: Path, sql: str) -> bool:
     """Whether SQLite can prepare ``sql`` against ``db`` (read-only), parameters empty."""
-    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+    conn = sqlite3.connect(readonly_uri(db, immutable=True), uri=True)
     try:
         names = {p for p in _named_parameters(sql)}
         conn.execute(f"EXPLAIN {sql}", {n: "" for n in names})

@@ -109,3 +109,28 @@ def test_parquet_without_the_adbc_driver(seeds_db, tmp_path, monkeypatch):
     without = _parquet_tables(seeds_db, tmp_path / "without")
     assert with_driver.keys() == without.keys()
     assert all(with_driver[n].equals(t) for n, t in without.items())
+
+
+def test_a_warehouse_in_a_folder_named_with_url_characters(seeds_db, tmp_path):
+    """`#`, `?` and `%` in a path are percent-encoded in the read-only URI: export, the
+    report and the unchanged-files check open this very file, not a cut-off name."""
+    import shutil
+    from pathlib import Path
+
+    from benchvault.files import all_unchanged
+    from benchvault.reports.render import build
+
+    odd = tmp_path / "runs #1 ?a=%41"
+    odd.mkdir()
+    db = odd / "w %41.db"
+    shutil.copy(seeds_db, db)
+    result = CliRunner().invoke(app, ["export", "--db", str(db), "--format", "csv",
+                                      "--table", "sources", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    with open(tmp_path / "out" / "sources.csv") as fh:
+        names = sorted(row["name"] for row in csv.DictReader(fh))
+    assert names == sorted(r["name"] for r in rows(seeds_db, "SELECT name FROM sources"))
+    assert len(names) == 4
+    assert build(db, ["sweep"]) == build(seeds_db, ["sweep"])
+    seeds = [Path(r["path"]) for r in rows(seeds_db, "SELECT path FROM sources")]
+    assert all_unchanged(db, seeds) is True

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
 import pandas as pd
+
+from ..dbfile import readonly_uri
 
 # Columns a report never needs; they make a frame heavy.
 HEAVY_COLUMNS = {"raw_text", "namespace", "command", "extra", "args"}
@@ -41,8 +42,7 @@ def connect_readonly(db_path: str | Path) -> sqlite3.Connection:
     path = Path(db_path)
     if not path.exists():
         raise ReportError(f"{path}: no such database - run `benchvault ingest FILES --db {path}`")
-    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
-    conn = sqlite3.connect(uri, uri=True)
+    conn = sqlite3.connect(readonly_uri(path), uri=True)
     conn.execute("PRAGMA query_only = ON")
     return conn
 
