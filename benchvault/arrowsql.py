@@ -14,6 +14,19 @@ from typing import Iterator
 from .dbfile import readonly_uri
 
 
+def column_types(table: str) -> dict:
+    """Each column of ``table``'s row model as an Arrow type (int64, float64; string for
+    text and JSON): the models say, not what SQLite happens to hold."""
+    import pyarrow as pa
+
+    from .schemas.store import columns, row_models
+
+    arrow = {int: pa.int64(), float: pa.float64(), str: pa.string()}
+    model = next((m for m in row_models() if m.__table__ == table), None)
+    kinds = columns(model) if model is not None else {}
+    return {name: arrow.get(kind, pa.string()) for name, kind in kinds.items()}
+
+
 class ArrowReadFailed(Exception):
     """No driver, or a value of another type than the column's: read the rows another way."""
 

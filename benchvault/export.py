@@ -13,9 +13,9 @@ import sqlite3
 from pathlib import Path
 from typing import Iterator
 
-from .arrowsql import ArrowReadFailed, typed_batches
+from .arrowsql import ArrowReadFailed, column_types, typed_batches
 from .dbfile import readonly_uri
-from .schemas.store import columns, row_models
+from .schemas.store import row_models
 
 FORMATS = ("csv", "json", "parquet")
 BATCH_ROWS = 10_000      # rows held at once at most
@@ -53,12 +53,8 @@ def _batches(conn: sqlite3.Connection, table: str) -> Iterator[tuple[list[str], 
 def _arrow_schema(table: str, names: list[str]):
     import pyarrow as pa
 
-    kinds = {}
-    for model in row_models():
-        if model.__table__ == table:
-            kinds = columns(model)
-    arrow = {int: pa.int64(), float: pa.float64(), str: pa.string()}
-    return pa.schema([(n, arrow.get(kinds.get(n, str), pa.string())) for n in names])
+    types = column_types(table)
+    return pa.schema([(n, types.get(n, pa.string())) for n in names])
 
 
 def export_table(conn: sqlite3.Connection, table: str, fmt: str, out_dir: Path) -> Path:

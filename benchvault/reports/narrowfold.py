@@ -82,10 +82,10 @@ def fold_runs(conn: sqlite3.Connection, table: str, key: str, is_metric: Callabl
     mean_only = [c for c in LOAD_SECONDS if c in names and c in needed and c not in metrics]
     context = [c for c in CONTEXT if c in names]
     contexts = f"json_array({', '.join(map(_q, context))})" if context else "'[]'"
-    narrow = ", ".join(_q(c) for c in dict.fromkeys([*order, *metrics, *mean_only]))
+    narrow = list(dict.fromkeys([*order, *metrics, *mean_only]))
     sql = (f"SELECT coalesce('k' || {_q(key)}, 'r' || id) AS _key, {contexts} AS _context, "
-           f"{narrow} FROM ({inner})")
-    runs, distinct = _read_runs_arrow(conn, sql, params, table) or \
+           f"{', '.join(map(_q, narrow))} FROM ({inner})")
+    runs, distinct = _read_runs_arrow(conn, sql, params, table, narrow) or \
         _read_runs(conn.execute(sql, params))
     if runs.empty:
         return None
@@ -133,32 +133,26 @@ def _read_runs(cursor: sqlite3.Cursor) -> tuple[pd.DataFrame, list[str]]:
     return pd.concat(parts, ignore_index=True), list(numbers)
 
 
-def _read_runs_arrow(conn: sqlite3.Connection, sql: str, params: list, table: str
-                     ) -> tuple[pd.DataFrame, list[str]] | None:
-    """The narrow rows read through the ADBC driver (arrowsql.py): 100k runs without a Python
-    object per value; None when it cannot (no driver, a value of another type)."""
+def _read_runs_arrow(conn: sqlite3.Connection, sql: str, params: list, table: str,
+                     narrow: list[str]) -> tuple[pd.DataFrame, list[str]] | None:
+    """The narrow rows (``sql``'s key, context and ``narrow`` columns) read through the ADBC
+    driver (arrowsql.py): 100k runs without a Python object per value; None when it cannot
+    (no driver, a value of another type, a joined column such as a launch's load seconds,
+    which ``table``'s model does not type)."""
     import pyarrow as pa
 
-    from ..arrowsql import ArrowReadFailed, typed_batches
+    from ..arrowsql import ArrowReadFailed, column_types, typed_batches
 
-    declared = {row[1]: (row[2] or "").upper()
-                for row in conn.execute(f"PRAGMA table_info({_q(table)})")}
-    names = [d[0] for d in conn.execute(f"SELECT * FROM ({sql}) LIMIT 0", params).description]
-    if any(n not in declared for n in names[2:]):
-        return None     # a joined column (a launch's load seconds): its type is not declared here
-
-    def arrow_type(name: str):
-        kind = declared.get(name, "TEXT")
-        if "INT" in kind:
-            return pa.int64()
-        return pa.float64() if any(k in kind for k in ("REAL", "FLOA", "DOUB")) else pa.string()
-
-    schema = pa.schema([(n, arrow_type(n)) for n in names])
+    types = column_types(table)
+    if any(name not in types for name in narrow):
+        return None
+    schema = pa.schema([("_key", pa.string()), ("_context", pa.string()),
+                        *((name, types[name]) for name in narrow)])
     try:
-        table_ = pa.Table.from_batches(list(typed_batches(conn, sql, params, schema)), schema)
+        runs = pa.Table.from_batches(list(typed_batches(conn, sql, params, schema)),
+                                     schema).to_pandas()
     except ArrowReadFailed:
         return None
-    runs = table_.to_pandas()
     numbers, distinct = pd.factorize(runs["_context"])     # in the order first seen
     runs["_context"] = numbers
     return runs, list(distinct)
