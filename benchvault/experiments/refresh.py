@@ -79,9 +79,8 @@ def _family(db: sqlite_utils.Database, run: dict[str, Any], asked: dict[tuple, A
             models = asked[key] = {model_family(m) for (m,) in db.execute(
                 f"SELECT DISTINCT model FROM serving_runs WHERE source_id = ? AND {where} "
                 "AND model IS NOT NULL", params)} - {None}
-        models = set(models)
         if len(models) == 1:
-            return models.pop()
+            return next(iter(models))
         if models:
             return None
     return None
@@ -100,15 +99,16 @@ def _inherit_workload(db: sqlite_utils.Database, run: dict[str, Any],
     if run.get("dataset_name") is not None or run.get("completed") is None or \
             run.get("total_input_tokens") is None:
         return
-    key = (run["source_id"], run.get("section"), run["completed"], run["total_input_tokens"])
-    siblings = asked.get(("workload", *key))
+    params = [run["source_id"], run.get("section"), run["completed"], run["total_input_tokens"]]
+    key = ("workload", *params)
+    siblings = asked.get(key)
     if siblings is None:
         # DISTINCT: a file may hold hundreds of such runs; their workloads are few.  (The run
         # itself has no dataset, so it is never among them.)
-        siblings = asked[("workload", *key)] = db.execute(
+        siblings = asked[key] = db.execute(
             f"SELECT DISTINCT {', '.join(WORKLOAD)} FROM serving_runs WHERE source_id = ? AND "
             "section IS ? AND completed = ? AND total_input_tokens = ? AND dataset_name IS NOT "
-            "NULL LIMIT 2", list(key)).fetchall()
+            "NULL LIMIT 2", params).fetchall()
     if len(siblings) == 1:
         for column, value in zip(WORKLOAD, siblings[0]):
             if run.get(column) is None:
