@@ -92,3 +92,31 @@ def test_four_concurrent_ingests_on_overlapping_files(tmp_path):
     alone = tmp_path / "alone.db"
     ingest_into(alone, *files)
     assert stats == rows(alone, "SELECT count(*) AS n FROM latency_stats")[0]["n"]
+
+
+def page_size(db: Path) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("PRAGMA page_size").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_new_warehouse_has_16k_pages_and_an_old_one_keeps_its_own(tmp_path):
+    seed = SEEDS / "mi300x_llama70b_tp-pp_specdecode.md"
+    new = tmp_path / "new.db"
+    ingest_into(new, seed)
+    assert page_size(new) == 16384
+
+    # A warehouse made with SQLite's default pages is read and grown as it is, not rebuilt.
+    old = tmp_path / "old.db"
+    conn = sqlite3.connect(old)
+    conn.execute("PRAGMA page_size=4096")
+    conn.execute("CREATE TABLE someone_elses_notes (x)")
+    conn.close()
+    ingest_into(old, seed)
+    assert page_size(old) == 4096
+    runs = "SELECT * FROM serving_runs ORDER BY id"
+    assert len(rows(new, runs)) == 6
+    assert rows(old, runs) == rows(new, runs)
+    assert integrity(old) == "ok"
