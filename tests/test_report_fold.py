@@ -123,3 +123,29 @@ def test_a_configuration_whose_runs_scale_differently_is_folded_run_by_run(tmp_p
     assert "| 3 " in report
     _run_by_run(monkeypatch)
     assert render.build(db, ["sweep"], options) == report
+
+
+def test_narrow_columns_join_batches_as_pandas_would():
+    """The narrow read's columns (filled batch by batch, sorted in place): an integer column
+    that meets a NULL in a later batch turns float, a capacity too small doubles, and the
+    order is pandas' stable sort with ties kept in reading order."""
+    import numpy as np
+    import pandas as pd
+
+    batches = [
+        {"source_id": np.array([2, 1, 2]), "line_start": np.array([5, 9, 5]),
+         "completed": np.array([10, 11, 12]), "mean_ttft_ms": np.array([1.5, 2.5, 3.5])},
+        {"source_id": np.array([1, 2]), "line_start": np.array([9, 1]),
+         "completed": np.array([np.nan, 14.0]), "mean_ttft_ms": np.array([4.5, np.nan])},
+    ]
+    names = list(batches[0])
+    columns = narrowfold._Columns(names, capacity=2)
+    for batch in batches:
+        columns.add([batch[name] for name in names])
+    got = columns.frame(["source_id", "line_start"])
+    expected = pd.concat([pd.DataFrame(b) for b in batches], ignore_index=True).sort_values(
+        ["source_id", "line_start"], kind="stable", na_position="first", ignore_index=True)
+    pd.testing.assert_frame_equal(got, expected)
+    assert got["completed"].dtype == np.float64
+    assert got["completed"].fillna(-1).tolist() == [11.0, -1, 14.0, 10.0, 12.0]
+    assert narrowfold._Columns(names, capacity=0).frame(["source_id"]).empty

@@ -108,7 +108,9 @@ def fold_repeats(frame: pd.DataFrame, key: str, metrics: list[str], mode: str,
         raise ReportError(f"--repeats wants one of {', '.join(REPEATS)}, got {mode!r}")
     if key not in frame or frame.empty:
         return frame.assign(n=1) if not frame.empty else frame
-    keys = frame[key].astype("string").fillna(frame.index.to_series().astype(str))
+    keys = frame[key]
+    if not pd.api.types.is_integer_dtype(keys):     # numbered keys (the narrow fold's) are whole
+        keys = keys.astype("string").fillna(frame.index.to_series().astype(str))
     counts = keys.map(keys.value_counts())
     frame = frame.assign(n=counts.astype(int), _repeat=keys)
     if mode == "all" or (counts <= 1).all():

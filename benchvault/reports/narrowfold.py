@@ -85,13 +85,11 @@ def fold_runs(conn: sqlite3.Connection, table: str, key: str, is_metric: Callabl
     narrow = list(dict.fromkeys([*order, *metrics, *mean_only]))
     sql = (f"SELECT coalesce('k' || {_q(key)}, 'r' || id) AS _key, {contexts} AS _context, "
            f"{', '.join(map(_q, narrow))} FROM ({inner})")
-    runs, distinct = _read_runs_arrow(conn, sql, params, table, narrow) or \
-        _read_runs(conn.execute(sql, params))
+    # Sorted here, not by SQLite: its ORDER BY walks the rows in index order, page by page.
+    runs, distinct = _read_runs_arrow(conn, sql, params, table, narrow, order or ["id"]) or \
+        _read_runs(conn.execute(sql, params), order or ["id"])
     if runs.empty:
         return None
-    # Sorted here, not by SQLite: its ORDER BY walks the rows in index order, page by page.
-    runs = runs.sort_values(order or ["id"], kind="stable", na_position="first",
-                            ignore_index=True)
     folded = fold_repeats(runs, "_key", [*metrics, *mean_only], "mean")
     if folded["n"].max() <= 1:
         return None
@@ -117,7 +115,11 @@ def fold_runs(conn: sqlite3.Connection, table: str, key: str, is_metric: Callabl
     return Folded(frame, metrics, mean_only, unfolded)
 
 
-def _read_runs(cursor: sqlite3.Cursor) -> tuple[pd.DataFrame, list[str]]:
+def _sorted(runs: pd.DataFrame, order: list[str]) -> pd.DataFrame:
+    return runs.sort_values(order, kind="stable", na_position="first", ignore_index=True)
+
+
+def _read_runs(cursor: sqlite3.Cursor, order: list[str]) -> tuple[pd.DataFrame, list[str]]:
     """The narrow rows, read a chunk at a time with each context as a number (63k runs'
     context texts and row tuples at once took 75 MB), and the contexts by number."""
     names = [d[0] for d in cursor.description]
@@ -130,11 +132,12 @@ def _read_runs(cursor: sqlite3.Cursor) -> tuple[pd.DataFrame, list[str]]:
         parts.append(part)
     if not parts:
         return pd.DataFrame(columns=names), []
-    return pd.concat(parts, ignore_index=True), list(numbers)
+    return _sorted(pd.concat(parts, ignore_index=True), order), list(numbers)
 
 
 def _read_runs_arrow(conn: sqlite3.Connection, sql: str, params: list, table: str,
-                     narrow: list[str]) -> tuple[pd.DataFrame, list[str]] | None:
+                     narrow: list[str], order: list[str]
+                     ) -> tuple[pd.DataFrame, list[str]] | None:
     """The narrow rows (``sql``'s key, context and ``narrow`` columns) read through the ADBC
     driver (arrowsql.py): 100k runs without a Python object per value; None when it cannot
     (no driver, a value of another type, a joined column such as a launch's load seconds,
@@ -148,14 +151,70 @@ def _read_runs_arrow(conn: sqlite3.Connection, sql: str, params: list, table: st
         return None
     schema = pa.schema([("_key", pa.string()), ("_context", pa.string()),
                         *((name, types[name]) for name in narrow)])
+    import pyarrow.compute as pc
+
+    # Each batch is copied into NumPy arrays as it comes (a zero-copy view would keep the
+    # driver's whole batch, buffers with slack), its key and context texts as numbers: the
+    # batches kept, then joined, took three times the rows' size in peak RSS on 100k runs.
+    numbering: tuple[dict, dict] = ({}, {})
+    # At most one row per run: arrays that long cost only the pages written.
+    bound = conn.execute(f"SELECT max(rowid) FROM {_q(table)}").fetchone()[0] or 0
+    columns = _Columns(["_key", "_context", *narrow], bound)
     try:
-        runs = pa.Table.from_batches(list(typed_batches(conn, sql, params, schema)),
-                                     schema).to_pandas()
+        for batch in typed_batches(conn, sql, params, schema):
+            values = []
+            for texts, numbers in zip(batch.columns[:2], numbering):
+                encoded = pc.dictionary_encode(texts)
+                renumber = np.array([numbers.setdefault(text, len(numbers))
+                                     for text in encoded.dictionary.to_pylist()], dtype=np.int64)
+                values.append(renumber[encoded.indices.to_numpy(zero_copy_only=False)])
+            columns.add([*values, *(column.to_numpy(zero_copy_only=False)
+                                    for column in batch.columns[2:])])
     except ArrowReadFailed:
         return None
-    numbers, distinct = pd.factorize(runs["_context"])     # in the order first seen
-    runs["_context"] = numbers
-    return runs, list(distinct)
+    return columns.frame(order), list(numbering[1])
+
+
+class _Columns:
+    """Columns filled batch by batch into arrays of a given capacity (doubled if it proves
+    short); an integer column that meets a NULL (NaN in NumPy) becomes float, as pandas
+    would make it."""
+
+    def __init__(self, names: list[str], capacity: int):
+        self.names, self.capacity, self.rows = names, max(capacity, 1), 0
+        self.arrays: list[np.ndarray] | None = None
+
+    def add(self, values: list[np.ndarray]) -> None:
+        count = len(values[0])
+        if self.arrays is None:
+            self.arrays = [np.empty(self.capacity, dtype=v.dtype) for v in values]
+        if self.rows + count > self.capacity:
+            self.capacity = max(2 * self.capacity, self.rows + count)
+            self.arrays = [self._moved(a, a.dtype) for a in self.arrays]
+        for i, v in enumerate(values):
+            if v.dtype != self.arrays[i].dtype:
+                self.arrays[i] = self._moved(self.arrays[i], np.result_type(self.arrays[i], v))
+            self.arrays[i][self.rows:self.rows + count] = v
+        self.rows += count
+
+    def _moved(self, array: np.ndarray, dtype) -> np.ndarray:
+        moved = np.empty(self.capacity, dtype=dtype)
+        moved[:self.rows] = array[:self.rows]
+        return moved
+
+    def frame(self, order: list[str]) -> pd.DataFrame:
+        """The rows sorted by ``order`` (stable, NULLs first) in place, one column at a time:
+        a sorted copy of the frame would hold every row twice."""
+        if self.arrays is None:
+            return pd.DataFrame({name: pd.Series(dtype=object) for name in self.names})
+        arrays = [a[:self.rows] for a in self.arrays]
+        keys = [arrays[self.names.index(name)] for name in order]
+        if not all(np.issubdtype(k.dtype, np.integer) for k in keys):    # NaN: pandas sorts
+            return _sorted(pd.DataFrame(dict(zip(self.names, arrays)), copy=False), order)
+        permutation = np.lexsort(keys[::-1])        # stable; the last key is the primary one
+        for a in arrays:
+            a[:] = a[permutation]
+        return pd.DataFrame(dict(zip(self.names, arrays)), copy=False)
 
 
 def _chunks(ids: list[int]) -> list[list[int]]:
