@@ -32,12 +32,16 @@ def big_note(tmp_path: Path, copies: int) -> tuple[Path, int]:
     return path, 6 * copies
 
 
-def integrity(db: Path) -> str:
+def pragma(db: Path, name: str):
     conn = sqlite3.connect(db)
     try:
-        return conn.execute("PRAGMA integrity_check").fetchone()[0]
+        return conn.execute(f"PRAGMA {name}").fetchone()[0]
     finally:
         conn.close()
+
+
+def integrity(db: Path) -> str:
+    return pragma(db, "integrity_check")
 
 
 def test_sigkill_mid_file_leaves_it_all_out_then_rerun_completes(tmp_path):
@@ -94,19 +98,11 @@ def test_four_concurrent_ingests_on_overlapping_files(tmp_path):
     assert stats == rows(alone, "SELECT count(*) AS n FROM latency_stats")[0]["n"]
 
 
-def page_size(db: Path) -> int:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute("PRAGMA page_size").fetchone()[0]
-    finally:
-        conn.close()
-
-
 def test_new_warehouse_has_16k_pages_and_an_old_one_keeps_its_own(tmp_path):
     seed = SEEDS / "mi300x_llama70b_tp-pp_specdecode.md"
     new = tmp_path / "new.db"
     ingest_into(new, seed)
-    assert page_size(new) == 16384
+    assert pragma(new, "page_size") == 16384
 
     # A warehouse made with SQLite's default pages is read and grown as it is, not rebuilt.
     old = tmp_path / "old.db"
@@ -115,7 +111,7 @@ def test_new_warehouse_has_16k_pages_and_an_old_one_keeps_its_own(tmp_path):
     conn.execute("CREATE TABLE someone_elses_notes (x)")
     conn.close()
     ingest_into(old, seed)
-    assert page_size(old) == 4096
+    assert pragma(old, "page_size") == 4096
     runs = "SELECT * FROM serving_runs ORDER BY id"
     assert len(rows(new, runs)) == 6
     assert rows(old, runs) == rows(new, runs)
