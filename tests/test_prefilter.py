@@ -114,3 +114,43 @@ def test_a_bom_does_not_hide_the_first_line(tmp_path, monkeypatch):
     assert read_all(note, monkeypatch, True) == read_all(note, monkeypatch, False)
     rows = [item.row for item in ingest.parse_file(note) if hasattr(item, "row")]
     assert rows[0].command == "./llama-bench -m tiny.gguf -p 64 -n 16"
+
+
+BODY_VARIANTS = [
+    "Successful requests:                     1024   ",
+    "2025-01-05T11:40:12.123456789Z Mean TTFT (ms):    2639.01",
+    "Mar  5 10:00:01 host vllm[12]: Median TTFT (ms):  4076.09",
+    "Mean TPOT (ms):                          319.29",
+    "Max Jun TPOT:                            1.0",
+    "[stdout] P99 ITL (ms):                   5306.83",
+    "[pod/vllm-0/vllm] P99 TTFT (ms):         5234.55",
+    "bench-1  | Mean ITL (ms):                4421.57",
+    "progress 10%\rMedian ITL (ms):           4402.53",
+    "\x1b[1mMean E2EL (ms):\x1b[0m             12.5",
+    "",
+]
+
+
+@pytest.mark.parametrize("variant", range(len(BODY_VARIANTS) + 1))
+def test_block_body_taken_at_once_is_cleaned_as_line_by_line(tmp_path, variant):
+    """take_plain's whole-span path (no CR, ESC or `|` in the span) gives each line exactly
+    as clean_line does, collector prefixes removed, and stops at the end line."""
+    from benchvault.reading.lines import clean_line
+
+    body = BODY_VARIANTS if variant == len(BODY_VARIANTS) else [BODY_VARIANTS[variant]] * 3
+    raw = ["============ Serving Benchmark Result ============", *body, "=" * 50,
+           "after the block"]
+    path = tmp_path / "capture.log"
+    path.write_text("\n".join(raw))
+    fmt = next(f for f in block_formats() if f.name == "vllm_serving")
+    source = LineSource(path, prefilter=prefilter.for_formats())
+    next(source)                                    # the start line
+    taken, ended = source.take_plain(str, fmt.end.match, 120)
+    cleaned = [clean_line(line) for line in raw[1:]]
+    stop = cleaned.index("=" * 50) + 1 if ended else len(taken)
+    assert [text for _, text in taken] == cleaned[:stop]
+    assert [n for n, _ in taken] == list(range(2, 2 + len(taken)))
+    assert ended or taken == [] or len(taken) < len(cleaned)
+    rest = list(source)
+    assert [text for _, text in rest] == cleaned[len(taken):]
+    assert [n for n, _ in rest] == list(range(2 + len(taken), len(raw) + 1))
