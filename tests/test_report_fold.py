@@ -149,3 +149,45 @@ def test_narrow_columns_join_batches_as_pandas_would():
     assert got["completed"].dtype == np.float64
     assert got["completed"].fillna(-1).tolist() == [11.0, -1, 14.0, 10.0, 12.0]
     assert narrowfold._Columns(names, capacity=0).frame(["source_id"]).empty
+
+
+def test_group_means_are_each_groups_own_and_repeats_of_one_number_average_to_it():
+    """group_mean_std: a group's mean and spread depend on its own values only (pandas'
+    grouped mean of the same 40 values differed with the frame around them), 40 repeats
+    that printed 71.515 average to 71.515 (half-up: 71.52, as each run prints), and a
+    mean is within two ulps of the exact one."""
+    import math
+    import random
+    from fractions import Fraction
+
+    import numpy as np
+    import pandas as pd
+
+    from benchvault.reports.experiments import group_mean_std
+
+    random.seed(5)
+    groups = {"a": [71.515] * 40, "b": [8.0, 8.01] * 40,
+              "c": [round(random.uniform(1, 5000), 2) for _ in range(37)],
+              "d": [float("nan"), 3.25], "e": [float("nan")] * 3}
+    keys = pd.Series([k for k, values in groups.items() for _ in values], name="config")
+    values = pd.DataFrame({"tput": [v for vs in groups.values() for v in vs]})
+    means, spreads = group_mean_std(values, keys)
+    assert list(means.index) == list(groups)
+    assert means.loc["a", "tput"] == 71.515 and spreads.loc["a", "tput"] == 0.0
+    for key in ("b", "c"):
+        exact = sum(map(Fraction, groups[key])) / len(groups[key])
+        assert abs(means.loc[key, "tput"] - float(exact)) <= 2 * math.ulp(float(exact))
+        assert spreads.loc[key, "tput"] == pytest.approx(np.std(groups[key], ddof=1), rel=1e-12)
+    assert means.loc["d", "tput"] == 3.25 and math.isnan(spreads.loc["d", "tput"])
+    assert math.isnan(means.loc["e", "tput"]) and math.isnan(spreads.loc["e", "tput"])
+
+    # The same group among other rows, in another order of groups: the very same numbers.
+    shuffled = list(groups.items())[::-1] + [("z", [1e9, 3.0, 7.5])]
+    keys2 = pd.Series([k for k, vs in shuffled for _ in vs])
+    values2 = pd.DataFrame({"tput": [v for _, vs in shuffled for v in vs]})
+    means2, spreads2 = group_mean_std(values2, keys2)
+    for key in groups:
+        assert means2.loc[key, "tput"] == means.loc[key, "tput"] or \
+            math.isnan(means.loc[key, "tput"])
+        assert spreads2.loc[key, "tput"] == spreads.loc[key, "tput"] or \
+            math.isnan(spreads.loc[key, "tput"])
