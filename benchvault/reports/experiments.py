@@ -156,21 +156,25 @@ def group_mean_std(values: pd.DataFrame, keys: pd.Series) -> tuple[pd.DataFrame,
     if len(order) == 0:
         empty = pd.DataFrame(index=index, columns=values.columns, dtype=float)
         return empty, empty.copy()
-    x = values.to_numpy(dtype=float, na_value=np.nan)[order]
-    present = ~np.isnan(x)
-    counts = np.add.reduceat(present.astype(np.int64), starts, axis=0)
-    sizes = np.diff(np.r_[starts, len(x)])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        # Summed as differences from the group's least value: repeats that printed the same
-        # number average to that very number (a plain sum of 40 copies of 71.515 does not).
-        base = np.fmin.reduceat(x, starts, axis=0)
-        shifted = np.where(present, x - np.repeat(base, sizes, axis=0), 0.0)
-        means = base + np.add.reduceat(shifted, starts, axis=0) / counts
-        deviations = np.where(present, x - np.repeat(means, sizes, axis=0), 0.0)
-        spreads = np.sqrt(np.add.reduceat(deviations * deviations, starts, axis=0)
-                          / (counts - 1))
-    means[counts == 0] = np.nan
-    spreads[counts < 2] = np.nan
+    sizes = np.diff(np.r_[starts, len(order)])
+    means = np.empty((len(starts), values.shape[1]))
+    spreads = np.empty_like(means)
+    # A column at a time: the whole frame's temporaries added 12 MB to peak RSS on 100k runs.
+    for j, column in enumerate(values.columns):
+        x = values[column].to_numpy(dtype=float, na_value=np.nan)[order]
+        present = ~np.isnan(x)
+        counts = np.add.reduceat(present.astype(np.int64), starts)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            # Summed as differences from the group's least value: repeats that printed the
+            # same number average to that very number (a plain sum of 40 copies of 71.515
+            # does not).
+            base = np.fmin.reduceat(x, starts)
+            mean = base + np.add.reduceat(np.where(present, x - np.repeat(base, sizes), 0.0),
+                                          starts) / counts
+            deviation = np.where(present, x - np.repeat(mean, sizes), 0.0)
+            spread = np.sqrt(np.add.reduceat(deviation * deviation, starts) / (counts - 1))
+        means[:, j] = np.where(counts == 0, np.nan, mean)
+        spreads[:, j] = np.where(counts < 2, np.nan, spread)
     return (pd.DataFrame(means, index=index, columns=values.columns),
             pd.DataFrame(spreads, index=index, columns=values.columns))
 
