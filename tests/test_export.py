@@ -134,3 +134,35 @@ def test_a_warehouse_in_a_folder_named_with_url_characters(seeds_db, tmp_path):
     assert build(db, ["sweep"]) == build(seeds_db, ["sweep"])
     seeds = [Path(r["path"]) for r in rows(seeds_db, "SELECT path FROM sources")]
     assert all_unchanged(db, seeds) is True
+
+
+def test_arrow_reads_bind_parameters_type_a_null_first_column_and_refuse_a_stray_type(tmp_path):
+    """arrowsql.typed_batches (the driver's low-level statement API): parameters bound in
+    order, a column NULL in the first rows still read as text, a text value in a REAL column
+    refused with ArrowReadFailed (the caller then reads the rows as tuples)."""
+    import sqlite3
+
+    import pyarrow as pa
+    import pytest
+
+    from benchvault.arrowsql import ArrowReadFailed, typed_batches
+
+    db = tmp_path / "w.db"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE t (id INTEGER, model TEXT, tput REAL)")
+    conn.executemany("INSERT INTO t VALUES (?, ?, ?)",
+                     [(i, None if i < 3000 else f"m{i % 7}", i / 4) for i in range(5000)])
+    conn.commit()
+    schema = pa.schema([("id", pa.int64()), ("model", pa.string()), ("tput", pa.float64())])
+    table = pa.Table.from_batches(list(typed_batches(
+        conn, "SELECT id, model, tput FROM t WHERE tput >= ? AND (model = ? OR model IS NULL)",
+        [250.0, "m3"], schema)), schema)
+    expected = conn.execute("SELECT id, model, tput FROM t WHERE tput >= 250.0 AND "
+                            "(model = 'm3' OR model IS NULL)").fetchall()
+    assert [tuple(r.values()) for r in table.to_pylist()] == expected
+    assert table.schema == schema and len(expected) > 2000
+
+    conn.execute("UPDATE t SET tput = 'fast' WHERE id = 4990")
+    conn.commit()
+    with pytest.raises(ArrowReadFailed):
+        list(typed_batches(conn, "SELECT id, model, tput FROM t", [], schema))
