@@ -33,6 +33,7 @@ from .query import file_order, read_frame, select_sql
 CONTEXT = tuple(dict.fromkeys((*REPLICA_INPUTS, *GPU_INPUTS)))
 # Ids per `IN (...)` when reading the first runs' rows (SQLite's parameter limit is 32766).
 IDS_PER_READ = 30000
+MAX_PREALLOCATED_RUNS = 1 << 22
 RUNS_PER_READ = 8000
 
 
@@ -157,9 +158,10 @@ def _read_runs_arrow(conn: sqlite3.Connection, sql: str, params: list, table: st
     # driver's whole batch, buffers with slack), its key and context texts as numbers: the
     # batches kept, then joined, took three times the rows' size in peak RSS on 100k runs.
     numbering: tuple[dict, dict] = ({}, {})
-    # At most one row per run: arrays that long cost only the pages written.
+    # At most one row per run: arrays that long cost only the pages written (capped: an id
+    # set by hand may be huge; past the cap the arrays double).
     bound = conn.execute(f"SELECT max(rowid) FROM {_q(table)}").fetchone()[0] or 0
-    columns = _Columns(["_key", "_context", *narrow], bound)
+    columns = _Columns(["_key", "_context", *narrow], min(bound, MAX_PREALLOCATED_RUNS))
     try:
         for batch in typed_batches(conn, sql, params, schema):
             values = []
