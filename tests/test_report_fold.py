@@ -153,6 +153,14 @@ def test_narrow_columns_join_batches_as_pandas_would():
     assert got["completed"].fillna(-1).tolist() == [11.0, -1, 14.0, 10.0, 12.0]
     assert narrowfold._Columns(names, capacity=0).frame(["source_id"]).empty
 
+    # A NULL in an order column (NaN): pandas sorts, NULLs first, as the tuple path does.
+    columns = narrowfold._Columns(names, capacity=8)
+    for batch in batches:
+        columns.add([batch[name] for name in names])
+    by_ttft = columns.frame(["mean_ttft_ms", "source_id"])
+    assert np.isnan(by_ttft["mean_ttft_ms"][0])
+    assert by_ttft["mean_ttft_ms"].tolist()[1:] == [1.5, 2.5, 3.5, 4.5]
+
 
 def test_group_means_are_each_groups_own_and_repeats_of_one_number_average_to_it():
     """group_mean_std: a group's mean and spread depend on its own values only (pandas'
