@@ -148,3 +148,93 @@ def test_scrapes_without_blank_line_split_on_repeated_family(tmp_path):
     db = tmp_path / "s.db"
     ingest_into(db, path)
     assert [r["samples"] for r in rows(db, "SELECT samples FROM metrics_scrapes")] == [10, 10]
+
+
+def _detailed(requests: int) -> dict:
+    """The saved fixture's run with ``requests`` requests (vLLM --save-detailed's arrays)."""
+    saved = json.loads(SAVED.read_text())
+    for key in ("input_lens", "output_lens", "ttfts", "itls", "generated_texts", "errors"):
+        saved[key] = [saved[key][i % len(saved[key])] for i in range(requests)]
+    saved["completed"] = saved["num_prompts"] = requests
+    return saved
+
+
+def test_a_detailed_result_is_read_an_item_at_a_time(tmp_path, monkeypatch):
+    """A --save-detailed result is one object whose per-request arrays are most of the file:
+    it is read a member and an item at a time (the buffer stays a few chunks long on a
+    ~10 MB object), ``generated_texts`` is not kept, and a value past the buffer is decoded
+    a few times, not once per chunk (a 52 MB object took 347 s that way)."""
+    from benchvault.reading import jsonstream
+
+    saved = _detailed(6000)
+    saved["generated_texts"] = ["lorem ipsum " * 60] * 6000
+    path = tmp_path / "detailed.json"
+    path.write_text(json.dumps(saved))
+    assert path.stat().st_size > 8 << 20
+
+    longest, decodes = [0], [0]
+    fill, decoder = jsonstream.JsonStream._fill, json.JSONDecoder.raw_decode
+
+    def watched_fill(self, *args):
+        more = fill(self, *args)
+        longest[0] = max(longest[0], len(self.buf))
+        return more
+
+    def counted(self, *args):
+        decodes[0] += 1
+        return decoder(self, *args)
+
+    monkeypatch.setattr(jsonstream.JsonStream, "_fill", watched_fill)
+    monkeypatch.setattr(json.JSONDecoder, "raw_decode", counted)
+    with open(path) as fh:
+        (record, line), = jsonstream.records(
+            fh, arrays=frozenset({"ttfts", "itls"}), dropped=frozenset({"generated_texts"}))
+    assert line == 1 and "generated_texts" not in record
+    assert record["itls"] == saved["itls"] and record["ttfts"] == saved["ttfts"]
+    assert longest[0] < 4 * jsonstream.CHUNK
+
+    # The same object read whole (``values``): a handful of decodes, not one per 64 KB.
+    decodes[0] = 0
+    with open(path) as fh:
+        (whole, _), = jsonstream.values(fh)
+    assert whole == saved and decodes[0] < 20
+
+    monkeypatch.undo()
+    db = tmp_path / "w.db"
+    ingest_into(db, path)
+    got = rows(db, "SELECT request_index, ttft_ms, itl_count FROM serving_requests "
+                   "ORDER BY request_index")
+    assert len(got) == 6000
+    assert got[5999]["ttft_ms"] == pytest.approx(saved["ttfts"][5999] * 1000)
+    assert got[5999]["itl_count"] == len(saved["itls"][5999])
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": 1 "b": 2}', '{"a": 1,, "b": 2}', '{"ttfts": [1, 2,]}', '{"ttfts": [1, 2',
+    '{"a": 1', '{1: 2}'])
+def test_a_result_object_read_by_members_is_as_strict_as_json(text):
+    import io
+
+    from benchvault.reading.jsonstream import records
+
+    with pytest.raises(ValueError):
+        json.loads(text)
+    with pytest.raises(ValueError):
+        list(records(io.StringIO(text), arrays=frozenset({"ttfts"})))
+
+
+def test_result_objects_read_by_members_equal_json_loads():
+    import io
+
+    from benchvault.reading.jsonstream import records
+
+    for path in sorted(PAIR.glob("*.json*")):
+        if path.name.endswith(".expected.json"):
+            continue
+        text = path.read_text()
+        whole = [json.loads(line) for line in text.splitlines() if line.strip()] \
+            if path.suffix == ".jsonl" else [json.loads(text)]
+        read = list(records(io.StringIO(text), arrays=frozenset({"ttfts", "itls"})))
+        assert [value for value, _ in read] == whole, path.name
+        if path.suffix == ".jsonl":
+            assert [line for _, line in read] == list(range(1, len(whole) + 1))

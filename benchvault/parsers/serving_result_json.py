@@ -32,7 +32,7 @@ from pydantic import ValidationError
 from ..schemas.models import LatencyStat, ServingRun
 from ..schemas.result_files import ServingRequest
 from .base import Context, FileFormat, Parsed, Problem
-from ..reading.jsonstream import values
+from ..reading.jsonstream import records
 from ..reading.lines import sniff_encoding
 from .runcontext import infer_engine, serving_context, workload_keys
 from .vllm_serving import metric_key
@@ -115,6 +115,8 @@ def _requests(record: dict[str, Any]) -> tuple[list[ServingRequest], list[str]]:
         for key, items in arrays.items():
             column, factor = REQUEST_ARRAYS[key]
             value = items[i] if i < len(items) else None
+            if i < len(items):
+                items[i] = None     # each request's values let go once its row holds them
             if value is None:
                 continue
             if column == "itls_ms":
@@ -175,7 +177,6 @@ def record_to_parsed(record: dict[str, Any], context: Context, fmt: str, line: i
     rates = values_.get("spec_decode_per_position_acceptance_rates")
     if isinstance(rates, list):    # saved as fractions, printed as percentages
         values_["spec_decode_per_position_acceptance_rates"] = [r * 100 for r in rates]
-    requests, problems = _requests(record)
     summary = {k: v for k, v in record.items() if k not in REQUEST_ARRAYS and k not in DROPPED}
     raw = json.dumps(summary, default=str)[:RAW_LIMIT]
     label = record.get("label") or record.get("tag")
@@ -184,6 +185,7 @@ def record_to_parsed(record: dict[str, Any], context: Context, fmt: str, line: i
         label=label if isinstance(label, str) else None,
         engine=infer_engine(context, values_.get("model"), None, values_.get("backend")),
         line_start=line, line_end=line, raw_text=raw)
+    requests, problems = _requests(record)      # last: it lets go of the arrays it reads
     return Parsed(row=row, children=[*stats, *requests]), problems
 
 
@@ -194,7 +196,8 @@ def read(path: Path, context: Context) -> Iterator[Parsed | Problem]:
     line = 1
     with open(path, encoding=encoding, errors="replace") as fh:
         try:
-            for record, line in values(fh):
+            for record, line in records(fh, arrays=frozenset(REQUEST_ARRAYS),
+                                        dropped=frozenset(DROPPED)):
                 if not isinstance(record, dict):
                     yield Problem(line, "a result is not a JSON object")
                     continue

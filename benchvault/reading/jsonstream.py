@@ -3,8 +3,14 @@
 ``values(fh)`` yields every top-level value of a file of concatenated JSON values (one object,
 JSON lines, vLLM ``--append-result`` files); ``members(fh, into=...)`` walks one top-level
 object key by key and yields the items of the array under ``into`` one by one (GuideLLM's
-``benchmarks``).  Python's decoder is used, so ``NaN`` / ``Infinity`` (which ``json.dump``
-writes) are read.
+``benchmarks``); ``records(fh, arrays=..., dropped=...)`` gives the top-level values as
+``values`` does, but reads a top-level object member by member and the arrays under
+``arrays`` and ``dropped`` item by item, ``dropped`` ones not kept (a vLLM ``--save-detailed``
+result is one object whose per-request arrays are most of the file).
+
+Python's decoder is used, so ``NaN`` / ``Infinity`` (which ``json.dump`` writes for an
+infinite request rate, and vLLM and SGLang result files hold) are read: ijson, the streaming
+library, refuses them in every backend (3.6: "lexical error: invalid char").
 """
 
 from __future__ import annotations
@@ -21,8 +27,8 @@ class JsonStream:
         self.fh, self.buf, self.pos, self.eof, self.line = fh, "", 0, False, 1
         self.decoder = json.JSONDecoder()
 
-    def _fill(self) -> bool:
-        more = self.fh.read(CHUNK)
+    def _fill(self, size: int = CHUNK) -> bool:
+        more = self.fh.read(size)
         if not more:
             self.eof = True
             return False
@@ -52,7 +58,11 @@ class JsonStream:
             try:
                 value, end = self.decoder.raw_decode(self.buf, self.pos)
             except json.JSONDecodeError:
-                if len(self.buf) - self.pos < MAX_VALUE and self._fill():
+                # The value goes on past the buffer: read as much again as is buffered, so
+                # that a big value is decoded a few times, not once per chunk (a 52 MB
+                # result object took 347 s that way).
+                pending = len(self.buf) - self.pos
+                if pending < MAX_VALUE and self._fill(max(CHUNK, pending)):
                     continue
                 raise
             # A number or literal cut at the buffer's end may go on in the next chunk.
@@ -85,3 +95,50 @@ def members(fh: IO[str], into: str) -> Iterator[tuple[str, Any, int]]:
         else:
             value, line = stream.value()
             yield key, value, line
+
+
+def records(fh: IO[str], arrays: frozenset[str] = frozenset(),
+            dropped: frozenset[str] = frozenset()) -> Iterator[tuple[Any, int]]:
+    """(value, line it starts on) for every top-level value, as ``values`` gives them; a
+    top-level object is read a member at a time, the arrays under ``arrays`` and
+    ``dropped`` an item at a time, and ``dropped`` members are not kept."""
+    stream = JsonStream(fh)
+    while (first := stream.peek(" \t\r\n,")) is not None:
+        if first != "{":
+            yield stream.value()
+            continue
+        start = stream.line
+        stream.take("{")
+        record: dict[str, Any] = {}
+        for _ in _elements(stream, "}"):
+            key, line = stream.value()
+            if not isinstance(key, str):
+                raise ValueError(f"line {line}: expected a key, got {key!r}")
+            stream.take(":")
+            if (key in arrays or key in dropped) and stream.peek() == "[":
+                stream.take("[")
+                items: list[Any] = []
+                for _ in _elements(stream, "]"):
+                    item, _ = stream.value()
+                    if key not in dropped:
+                        items.append(item)
+                value: Any = items
+            else:
+                value, _ = stream.value()
+            if key not in dropped:
+                record[key] = value
+        yield record, start
+
+
+def _elements(stream: JsonStream, close: str) -> Iterator[None]:
+    """Once per element of the object or array whose opening bracket was just taken, the
+    commas between them checked as JSON has them; takes the closing bracket."""
+    if stream.peek() == close:
+        stream.take(close)
+        return
+    while True:
+        yield
+        if stream.peek() != ",":
+            stream.take(close)      # "expected ']'" when it is not there either
+            return
+        stream.take(",")
