@@ -202,3 +202,19 @@ def test_group_means_are_each_groups_own_and_repeats_of_one_number_average_to_it
             math.isnan(means.loc[key, "tput"])
         assert spreads2.loc[key, "tput"] == spreads.loc[key, "tput"] or \
             math.isnan(spreads.loc[key, "tput"])
+
+
+def test_fold_repeats_means_are_the_repeated_number():
+    """fold_repeats through group_mean_std: 40 runs that printed 2993.85 fold to 2993.85
+    (pandas' grouped mean gave 2993.8500000000013 here), whatever runs come before."""
+    import pandas as pd
+
+    from benchvault.reports.experiments import fold_repeats
+
+    for before in (0, 7, 50):
+        frame = pd.DataFrame({"config_id": [1] * before + [2] * 40,
+                              "output_throughput": [123.456] * before + [2993.85] * 40})
+        folded = fold_repeats(frame, "config_id", ["output_throughput"], "mean")
+        row = folded[folded["config_id"] == 2].iloc[0]
+        assert row["n"] == 40 and row["output_throughput"] == 2993.85
+        assert row["_std_output_throughput"] == 0.0
