@@ -83,15 +83,14 @@ def members(fh: IO[str], into: str) -> Iterator[tuple[str, Any, int]]:
     """(key, value, line) of a top-level object; the array under ``into`` item by item."""
     stream = JsonStream(fh)
     stream.take("{")
-    while stream.peek(" \t\r\n,") not in (None, "}"):
+    for _ in _elements(stream, "}"):
         key, _ = stream.value()
         stream.take(":")
         if key == into and stream.peek() == "[":
             stream.take("[")
-            while stream.peek(" \t\r\n,") not in (None, "]"):
+            for _ in _elements(stream, "]"):
                 item, line = stream.value()
                 yield key, item, line
-            stream.take("]")
         else:
             value, line = stream.value()
             yield key, value, line
