@@ -218,3 +218,16 @@ def test_fold_repeats_means_are_the_repeated_number():
         row = folded[folded["config_id"] == 2].iloc[0]
         assert row["n"] == 40 and row["output_throughput"] == 2993.85
         assert row["_std_output_throughput"] == 0.0
+
+
+def test_a_run_without_a_key_is_its_own_even_beside_a_key_named_like_its_row():
+    """Row 2 without a configuration and configuration 2 are two rows, not one repeat."""
+    import pandas as pd
+
+    from benchvault.reports.experiments import fold_repeats
+
+    for keys in (pd.array([1, 1, None, 2], dtype="Int64"), [1, 1, None, 2]):
+        frame = pd.DataFrame({"config_id": keys, "x": [1.0, 3.0, 5.0, 7.0]})
+        folded = fold_repeats(frame, "config_id", ["x"], "mean")
+        assert folded["x"].tolist() == [2.0, 5.0, 7.0]
+        assert folded["n"].tolist() == [2, 1, 1]

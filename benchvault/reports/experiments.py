@@ -110,8 +110,10 @@ def fold_repeats(frame: pd.DataFrame, key: str, metrics: list[str], mode: str,
     if key not in frame or frame.empty:
         return frame.assign(n=1) if not frame.empty else frame
     keys = frame[key]
-    if not pd.api.types.is_integer_dtype(keys):     # numbered keys (the narrow fold's) are whole
-        keys = keys.astype("string").fillna(frame.index.to_series().astype(str))
+    # Numbered keys without a gap (the narrow fold's) are used as they are.  A run without a
+    # key is its own: named by its row, with a NUL no key holds (row 2's "2" was config 2's).
+    if not pd.api.types.is_integer_dtype(keys) or keys.isna().any():
+        keys = keys.astype("string").fillna("\0" + frame.index.to_series().astype(str))
     counts = keys.map(keys.value_counts())
     frame = frame.assign(n=counts.astype(int), _repeat=keys)
     if mode == "all" or (counts <= 1).all():
