@@ -144,6 +144,7 @@ def _read_runs_arrow(conn: sqlite3.Connection, sql: str, params: list, table: st
     (no driver, a value of another type, a joined column such as a launch's load seconds,
     which ``table``'s model does not type)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     from ..arrowsql import ArrowReadFailed, column_types, typed_batches
 
@@ -152,11 +153,9 @@ def _read_runs_arrow(conn: sqlite3.Connection, sql: str, params: list, table: st
         return None
     schema = pa.schema([("_key", pa.string()), ("_context", pa.string()),
                         *((name, types[name]) for name in narrow)])
-    import pyarrow.compute as pc
-
     # Each batch is copied into NumPy arrays as it comes (a zero-copy view would keep the
     # driver's whole batch, buffers with slack), its key and context texts as numbers: the
-    # batches kept, then joined, took three times the rows' size in peak RSS on 100k runs.
+    # batches kept, then joined, took about three times the rows' size in peak RSS.
     numbering: tuple[dict, dict] = ({}, {})
     # At most one row per run: arrays that long cost only the pages written (capped: an id
     # set by hand may be huge; past the cap the arrays double).

@@ -314,7 +314,7 @@ def _folded_in_batches(conn: sqlite3.Connection, spec: ReportKind, options: Repo
     """The one table of an ungrouped report (a --where): the runs read, derived, filtered
     and folded a batch of groups at a time, as _make_by_group reads them (a configuration
     never spans groups), then put back in file order; None when no run is left.  A --where
-    that keeps most of a year of runs held them all at once: 449 MB on 100k runs."""
+    that keeps most of a year of runs held them all at once: 424-506 MB on 100k runs."""
     own = parse_conditions(spec.where)
     parts = []
     for batch in _batches(_group_sizes(conn, spec.table, layout.group_key)):
