@@ -109,7 +109,7 @@ def _ingest_with_progress(database, files: list[Path], tags, force: bool, quiet:
             progress.update(task, advance=n)
 
         def advance(result) -> None:
-            # Unchanged and whole-file formats report no bytes: the file's size moves the bar.
+            # An unchanged file reports no bytes: its size moves the bar.
             done["bytes"] += sizes[done["files"]]
             done["files"] += 1
             progress.update(task, completed=done["bytes"],

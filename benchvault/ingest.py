@@ -42,7 +42,7 @@ def parse_file(path: Path, tags: dict[str, str] | None = None,
     head = _head(path)
     whole = next((f for f in file_formats() if f.sniff(head[:SNIFF_BYTES], str(path))), None)
     if whole is not None:
-        yield from _read_whole(whole, path, tags)
+        yield from _read_whole(whole, path, tags, report.on_bytes)
         return
     from .reading import prefilter
     from .reading.doctype import sniff_markdown
@@ -99,13 +99,18 @@ def _head(path: Path) -> bytes:
         return b""  # LineSource says why
 
 
-def _read_whole(fmt: FileFormat, path: Path, tags: dict[str, str] | None
+def _read_whole(fmt: FileFormat, path: Path, tags: dict[str, str] | None,
+                on_bytes: Callable[[int], None] | None = None
                 ) -> Iterator[Parsed | IngestWarning]:
-    for item in fmt.read(path, Context(path=str(path), tags=dict(tags or {}))):
-        if isinstance(item, Problem):
-            yield IngestWarning(item.line, f"{fmt.name}: {item.reason}", fmt.name, item.raw_text)
-        else:
-            yield item
+    from .reading.progress import reporting
+
+    with reporting(on_bytes):       # the bar moves as a 500 MB result JSON is read
+        for item in fmt.read(path, Context(path=str(path), tags=dict(tags or {}))):
+            if isinstance(item, Problem):
+                yield IngestWarning(item.line, f"{fmt.name}: {item.reason}", fmt.name,
+                                    item.raw_text)
+            else:
+                yield item
 
 
 def _read_embedded(item) -> Iterator[Parsed | IngestWarning]:

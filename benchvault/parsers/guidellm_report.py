@@ -31,6 +31,7 @@ from ..schemas.result_files import ServingRequest
 from .base import Context, FileFormat, Parsed, Problem
 from ..reading.jsonstream import members
 from ..reading.lines import sniff_encoding
+from ..reading.progress import open_text
 from .runcontext import infer_engine, serving_context
 
 RAW_LIMIT = 20_000
@@ -184,7 +185,7 @@ def read(path: Path, context: Context) -> Iterator[Parsed | Problem]:
     encoding = "utf-8-sig" if encoding == "utf-8" else encoding
     report: dict[str, Any] = {}
     line = 1
-    with open(path, encoding=encoding, errors="replace") as fh:
+    with open_text(path, encoding) as fh:
         try:
             for key, value, line in members(fh, into="benchmarks"):
                 if key != "benchmarks":

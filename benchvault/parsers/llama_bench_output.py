@@ -43,6 +43,7 @@ from pydantic import ValidationError
 from ..schemas.llama_bench import LlamaBenchResult
 from .base import Context, FileFormat, Parsed, Problem
 from ..reading.lines import SNIFF_BYTES, sniff_encoding
+from ..reading.progress import open_text
 from .llama_bench import FIELDS, model_parts, run_context, test_name, typed
 
 CHUNK = 1 << 16
@@ -187,7 +188,7 @@ def _cut_record(text: str) -> dict[str, Any] | None:
 def _json_records(path: Path, encoding: str, skip: int = 0
                   ) -> Iterator[tuple[int, Any, str] | Problem]:
     decoder = json.JSONDecoder()
-    with open(path, encoding=encoding, errors="replace") as fh:
+    with open_text(path, encoding) as fh:
         _skip(fh, skip)
         buf, pos, line, eof = "", 0, 1 + skip, False
         while True:
@@ -233,7 +234,7 @@ def _json_records(path: Path, encoding: str, skip: int = 0
 # -- csv: a header of field names, then one record a line -----------------------------------
 def _csv_records(path: Path, encoding: str, skip: int = 0
                  ) -> Iterator[tuple[int, Any, str] | Problem]:
-    with open(path, encoding=encoding, errors="replace", newline="") as fh:
+    with open_text(path, encoding, newline="") as fh:
         _skip(fh, skip)
         reader = csv.reader(fh)
         header = next(reader, None)
@@ -272,7 +273,7 @@ def _sql_records(path: Path, encoding: str, skip: int = 0
                  ) -> Iterator[tuple[int, Any, str] | Problem]:
     scratch = sqlite3.connect(":memory:")
     try:
-        with open(path, encoding=encoding, errors="replace") as fh:
+        with open_text(path, encoding) as fh:
             _skip(fh, skip)
             statement, start = "", 0
             for lineno, text in enumerate(fh, 1 + skip):

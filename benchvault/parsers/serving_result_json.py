@@ -34,6 +34,7 @@ from ..schemas.result_files import ServingRequest
 from .base import Context, FileFormat, Parsed, Problem
 from ..reading.jsonstream import records
 from ..reading.lines import sniff_encoding
+from ..reading.progress import open_text
 from .runcontext import infer_engine, serving_context, workload_keys
 from .vllm_serving import metric_key
 
@@ -194,7 +195,7 @@ def read(path: Path, context: Context) -> Iterator[Parsed | Problem]:
         encoding = sniff_encoding(fh.read(4096))[0]
     encoding = "utf-8-sig" if encoding == "utf-8" else encoding
     line = 1
-    with open(path, encoding=encoding, errors="replace") as fh:
+    with open_text(path, encoding) as fh:
         try:
             for record, line in records(fh, arrays=frozenset(REQUEST_ARRAYS),
                                         dropped=frozenset(DROPPED)):
