@@ -104,13 +104,21 @@ def _read_whole(fmt: FileFormat, path: Path, tags: dict[str, str] | None,
                 ) -> Iterator[Parsed | IngestWarning]:
     from .reading.progress import reporting
 
-    with reporting(on_bytes):       # the bar moves as a 500 MB result JSON is read
-        for item in fmt.read(path, Context(path=str(path), tags=dict(tags or {}))):
-            if isinstance(item, Problem):
-                yield IngestWarning(item.line, f"{fmt.name}: {item.reason}", fmt.name,
-                                    item.raw_text)
-            else:
-                yield item
+    items = iter(fmt.read(path, Context(path=str(path), tags=dict(tags or {}))))
+    while True:
+        # The bar moves as a 500 MB result JSON is read; asked only while the format reads,
+        # not while this waits on the writer (nothing else is counted if it never resumes).
+        with reporting(on_bytes):
+            item = next(items, _DONE)
+        if item is _DONE:
+            return
+        if isinstance(item, Problem):
+            yield IngestWarning(item.line, f"{fmt.name}: {item.reason}", fmt.name, item.raw_text)
+        else:
+            yield item
+
+
+_DONE = object()
 
 
 def _read_embedded(item) -> Iterator[Parsed | IngestWarning]:
