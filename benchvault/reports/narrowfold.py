@@ -86,9 +86,10 @@ def fold_runs(conn: sqlite3.Connection, table: str, key: str, is_metric: Callabl
     narrow = list(dict.fromkeys([*order, *metrics, *mean_only]))
     sql = (f"SELECT coalesce('k' || {_q(key)}, 'r' || id) AS _key, {contexts} AS _context, "
            f"{', '.join(map(_q, narrow))} FROM ({inner})")
-    # Sorted here, not by SQLite: its ORDER BY walks the rows in index order, page by page.
-    runs, distinct = _read_runs_arrow(conn, sql, params, table, narrow, order or ["id"]) or \
-        _read_runs(conn.execute(sql, params), order or ["id"])
+    # Sorted here (``order`` holds "id" at least), not by SQLite: its ORDER BY walks the rows
+    # in index order, page by page.
+    runs, distinct = _read_runs_arrow(conn, sql, params, table, narrow, order) or \
+        _read_runs(conn.execute(sql, params), order)
     if runs.empty:
         return None
     folded = fold_repeats(runs, "_key", [*metrics, *mean_only], "mean")

@@ -7,7 +7,7 @@ import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import jinja2
 import pandas as pd
@@ -288,16 +288,8 @@ def _make_by_group(conn: sqlite3.Connection, spec: ReportKind, options: ReportOp
                                       layout.fields), key)
     first_seen = {field_text(g): i for i, g in enumerate(
         dict.fromkeys(folded[key]) if folded is not None else sizes)}
-    for batch in _batches(sizes):
-        frame = load_table(conn, spec.table, [*own, *asked], among=(key, batch))
-        frame = add_keys(derive(frame, naming_for(options),
-                                scale_replicas=options.scale_replicas), spec.table)
-        frame = apply_where(apply_where(frame, own, DISPLAY), asked, DISPLAY)
-        if frame.empty:
-            continue
-        frame = with_texts(_needed(_fold(frame, spec, layout, options.repeats), spec, options,
-                                   layout), layout.fields)
-        parts += split(frame, key)
+    for batch in _folded_batches(conn, spec, options, layout, asked, sizes):
+        parts += split(with_texts(_needed(batch, spec, options, layout), layout.fields), key)
     parts = [part for _, part in sorted(parts, key=lambda kp: first_seen.get(kp[0], -1))
              if not part.empty]
     reports = []
@@ -315,21 +307,30 @@ def _folded_in_batches(conn: sqlite3.Connection, spec: ReportKind, options: Repo
     and folded a batch of groups at a time, as _make_by_group reads them (a configuration
     never spans groups), then put back in file order; None when no run is left.  A --where
     that keeps most of a year of runs held them all at once: 424-506 MB on 100k runs."""
+    parts = list(_folded_batches(conn, spec, options, layout, conditions,
+                                 _group_sizes(conn, spec.table, layout.group_key)))
+    if not parts:
+        return None
+    folded = pd.concat(parts, ignore_index=True).infer_objects() if len(parts) > 1 else parts[0]
+    return folded.sort_values(file_order(folded.columns) or ["id"], kind="stable",
+                              ignore_index=True)
+
+
+def _folded_batches(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions,
+                    layout: Layout, conditions: list[Condition], sizes: dict
+                    ) -> Iterator[pd.DataFrame]:
+    """The runs of the groups in ``sizes`` (runs per group), a batch of groups at a time:
+    read, derived, kept by the kind's own and the asked ``conditions``, and folded; a batch
+    nothing is left of is passed over."""
     own = parse_conditions(spec.where)
-    parts = []
-    for batch in _batches(_group_sizes(conn, spec.table, layout.group_key)):
+    for batch in _batches(sizes):
         frame = load_table(conn, spec.table, [*own, *conditions],
                            among=(layout.group_key, batch))
         frame = add_keys(derive(frame, naming_for(options),
                                 scale_replicas=options.scale_replicas), spec.table)
         frame = apply_where(apply_where(frame, own, DISPLAY), conditions, DISPLAY)
         if not frame.empty:
-            parts.append(_fold(frame, spec, layout, options.repeats))
-    if not parts:
-        return None
-    folded = pd.concat(parts, ignore_index=True).infer_objects() if len(parts) > 1 else parts[0]
-    return folded.sort_values(file_order(folded.columns) or ["id"], kind="stable",
-                              ignore_index=True)
+            yield _fold(frame, spec, layout, options.repeats)
 
 
 def _group_sizes(conn: sqlite3.Connection, table: str, key: str) -> dict:
