@@ -63,12 +63,17 @@ def clean_line(text: str) -> str:
         import ftfy  # here: most lines are ASCII and most runs need no ftfy at all
 
         text = ftfy.fix_text(text, unescape_html=False, uncurl_quotes=False)
+    return without_prefix(text).rstrip()
+
+
+def without_prefix(text: str) -> str:
+    """``text`` without a log collector's prefix (COLLECTOR_PREFIX_RE), asked only where one
+    can start: a digit, `[`, a month and a space, a `|` near the start."""
     first = text[:1]
-    # Only these can start a prefix: a digit, `[`, a month and a space, a `|` near the start.
     if first.isdigit() or first == "[" or first in SYSLOG_MONTH_INITIALS and text[3:4] == " " \
             or "|" in text[:64]:
-        text = COLLECTOR_PREFIX_RE.sub("", text, count=1)
-    return text.rstrip()
+        return COLLECTOR_PREFIX_RE.sub("", text, count=1)
+    return text
 
 
 def sniff_encoding(head: bytes) -> tuple[str, bool]:
@@ -202,11 +207,7 @@ class LineSource:
                 if pos >= stop:
                     break
                 pos += len(text) + 1
-                first = text[:1]
-                if first.isdigit() or first == "[" or first in SYSLOG_MONTH_INITIALS and \
-                        text[3:4] == " ":
-                    text = COLLECTOR_PREFIX_RE.sub("", text, count=1)
-                text = prepare(text.rstrip())
+                text = prepare(without_prefix(text).rstrip())
                 lines.append((lineno, text))
                 lineno += 1
                 if is_end(text):
