@@ -193,10 +193,10 @@ def test_a_detailed_result_is_read_an_item_at_a_time(tmp_path, monkeypatch):
     assert record["itls"] == saved["itls"] and record["ttfts"] == saved["ttfts"]
     assert longest[0] < 4 * jsonstream.CHUNK
 
-    # The same object read whole (``values``): a handful of decodes, not one per 64 KB.
+    # The same object read whole as one value: a handful of decodes, not one per 64 KB.
     decodes[0] = 0
     with open(path) as fh:
-        (whole, _), = jsonstream.values(fh)
+        whole, _ = jsonstream.JsonStream(fh).value()
     assert whole == saved and decodes[0] < 20
 
     monkeypatch.undo()

@@ -1,12 +1,11 @@
 """Read JSON files one value at a time (never the whole file), with line numbers.
 
-``values(fh)`` yields every top-level value of a file of concatenated JSON values (one object,
-JSON lines, vLLM ``--append-result`` files); ``members(fh, into=...)`` walks one top-level
-object key by key and yields the items of the array under ``into`` one by one (GuideLLM's
-``benchmarks``); ``records(fh, arrays=..., dropped=...)`` gives the top-level values as
-``values`` does, but reads a top-level object member by member and the arrays under
-``arrays`` and ``dropped`` item by item, ``dropped`` ones not kept (a vLLM ``--save-detailed``
-result is one object whose per-request arrays are most of the file).
+``records(fh, arrays=..., dropped=...)`` yields every top-level value of a file of concatenated
+JSON values (one object, JSON lines, vLLM ``--append-result`` files), reading a top-level
+object member by member and the arrays under ``arrays`` and ``dropped`` item by item,
+``dropped`` ones not kept (a vLLM ``--save-detailed`` result is one object whose per-request
+arrays are most of the file); ``members(fh, into=...)`` walks one top-level object key by key
+and yields the items of the array under ``into`` one by one (GuideLLM's ``benchmarks``).
 
 Python's decoder is used, so ``NaN`` / ``Infinity`` (which ``json.dump`` writes for an
 infinite request rate, and vLLM and SGLang result files hold) are read: ijson, the streaming
@@ -73,33 +72,17 @@ class JsonStream:
             return value, start
 
 
-def values(fh: IO[str]) -> Iterator[tuple[Any, int]]:
-    stream = JsonStream(fh)
-    while stream.peek(" \t\r\n,") is not None:
-        yield stream.value()
-
-
 def members(fh: IO[str], into: str) -> Iterator[tuple[str, Any, int]]:
     """(key, value, line) of a top-level object; the array under ``into`` item by item."""
-    stream = JsonStream(fh)
-    stream.take("{")
-    for _ in _elements(stream, "}"):
-        key, _ = stream.value()
-        stream.take(":")
-        if key == into and stream.peek() == "[":
-            stream.take("[")
-            for _ in _elements(stream, "]"):
-                item, line = stream.value()
-                yield key, item, line
-        else:
-            value, line = stream.value()
+    for key, value, line, kind in _members(JsonStream(fh), frozenset({into})):
+        if kind != "array":
             yield key, value, line
 
 
 def records(fh: IO[str], arrays: frozenset[str] = frozenset(),
             dropped: frozenset[str] = frozenset()) -> Iterator[tuple[Any, int]]:
-    """(value, line it starts on) for every top-level value, as ``values`` gives them; a
-    top-level object is read a member at a time, the arrays under ``arrays`` and
+    """(value, line it starts on) for every top-level value of a file of concatenated JSON
+    values; a top-level object is read a member at a time, the arrays under ``arrays`` and
     ``dropped`` an item at a time, and ``dropped`` members are not kept."""
     stream = JsonStream(fh)
     while (first := stream.peek(" \t\r\n,")) is not None:
@@ -107,26 +90,37 @@ def records(fh: IO[str], arrays: frozenset[str] = frozenset(),
             yield stream.value()
             continue
         start = stream.line
-        stream.take("{")
         record: dict[str, Any] = {}
-        for _ in _elements(stream, "}"):
-            key, line = stream.value()
-            if not isinstance(key, str):
-                raise ValueError(f"line {line}: expected a key, got {key!r}")
-            stream.take(":")
-            if (key in arrays or key in dropped) and stream.peek() == "[":
-                stream.take("[")
-                items: list[Any] = []
-                for _ in _elements(stream, "]"):
-                    item, _ = stream.value()
-                    if key not in dropped:
-                        items.append(item)
-                value: Any = items
+        for key, value, _, kind in _members(stream, arrays | dropped):
+            if key in dropped:
+                continue
+            if kind == "item":
+                record[key].append(value)
             else:
-                value, _ = stream.value()
-            if key not in dropped:
-                record[key] = value
+                record[key] = [] if kind == "array" else value
         yield record, start
+
+
+def _members(stream: JsonStream, arrays: frozenset[str]
+             ) -> Iterator[tuple[str, Any, int, str]]:
+    """(key, value, line, kind) for each member of the object that comes next: ``kind`` is
+    "value", or for an array under a key in ``arrays`` "array" (its value None) followed by
+    one "item" for each of its items."""
+    stream.take("{")
+    for _ in _elements(stream, "}"):
+        key, line = stream.value()
+        if not isinstance(key, str):
+            raise ValueError(f"line {line}: expected a key, got {key!r}")
+        stream.take(":")
+        if key in arrays and stream.peek() == "[":
+            stream.take("[")
+            yield key, None, line, "array"
+            for _ in _elements(stream, "]"):
+                item, item_line = stream.value()
+                yield key, item, item_line, "item"
+        else:
+            value, value_line = stream.value()
+            yield key, value, value_line, "value"
 
 
 def _elements(stream: JsonStream, close: str) -> Iterator[None]:
