@@ -98,6 +98,25 @@ class _Local:
         return [self.entries[position] for position in positions]
 
 
+# Tolerances as stored (JSON) by their items: the blocks of one shape print the same digits,
+# so a few tolerances serve a file's sightings (printing ~16 floats for each was a tenth of
+# placing a block).  Only positive floats (what half_unit gives): equal items, equal JSON.
+_TOLERANCE_TEXTS: dict[tuple, str] = {}
+_MAX_TOLERANCE_TEXTS = 4096
+
+
+def _tolerance_text(tolerance: dict[str, float]) -> str:
+    if not all(v.__class__ is float and v > 0 for v in tolerance.values()):
+        return store._json_text(tolerance)
+    key = tuple(tolerance.items())
+    text = _TOLERANCE_TEXTS.get(key)
+    if text is None:
+        if len(_TOLERANCE_TEXTS) >= _MAX_TOLERANCE_TEXTS:
+            _TOLERANCE_TEXTS.clear()
+        text = _TOLERANCE_TEXTS[key] = store._json_text(tolerance)
+    return text
+
+
 @functools.cache
 def _numeric(model: type[Row]) -> set[str]:
     from .identity import _numbers
@@ -173,8 +192,11 @@ class Placer:
         sighting = Sighting(kind=identity.table, source_id=self.source_id,
                             line_start=values.get("line_start"),
                             line_end=values.get("line_end"), format=values.get("format"),
-                            raw_text=values.get("raw_text"), tolerance=tolerance or None,
+                            raw_text=values.get("raw_text"),
                             content_hash=content, fingerprint=fingerprint, is_primary=False)
+        if tolerance:
+            # Stored as its JSON text, which the writer binds as it is.
+            store.assign(sighting, tolerance=_tolerance_text(tolerance))
         same = self._said_before(identity, content)
         if same is not None:
             # The very same text again (a block pasted twice): one more sighting, nothing
