@@ -8,6 +8,7 @@ overwrites a weaker one (the Namespace is what the program actually ran with).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from .base import Context
@@ -62,14 +63,20 @@ FLOAT_KEYS = ("request_rate", "burstiness", "random_range_ratio")
 
 def workload_keys(dataset_name: str | None) -> tuple[str, ...]:
     """The length arguments that apply to ``dataset_name`` (all of them when it is unknown)."""
+    return _workload_keys(str(dataset_name) if dataset_name else None)
+
+
+@lru_cache(maxsize=256)     # asked for every serving run
+def _workload_keys(dataset_name: str | None) -> tuple[str, ...]:
     if not dataset_name:
         return tuple(k for keys in WORKLOAD_KEYS.values() for k in keys)
-    return WORKLOAD_KEYS.get(str(dataset_name).lower().split("-")[0], ())
+    return WORKLOAD_KEYS.get(dataset_name.lower().split("-")[0], ())
 PRINTED_KEYS = {"traffic request rate": "request_rate", "burstiness factor": "burstiness",
                 "maximum request concurrency": "max_concurrency",
                 "max request concurrency": "max_concurrency"}
 
 
+@lru_cache(maxsize=4096)    # a note's headings and labels, asked for every run under them
 def engine_named_in(text: str | None) -> str | None:
     """The one engine a heading or label names; None when it names none or several."""
     if not text:

@@ -53,6 +53,8 @@ def to_number(text: str | None, kind: type) -> int | float | None:
         return None
     text = text.strip()
     if text.isascii() and text.replace(".", "", 1).isdigit():  # the usual `39.09`, quickly
+        if kind is int and text.isdigit():
+            return int(text)
         number = float(text)
         return _whole_or_error(number, text) if kind is int else number
     if text.lower() in _NOT_SET:
@@ -131,6 +133,21 @@ def _stat_key(word: str) -> tuple[str, float | None]:
     return word, None
 
 
+@lru_cache(maxsize=None)
+def _number_kind(column: str) -> type:
+    """int for a count column, float for the rest (how its printed value is read)."""
+    return int if fields_of(ServingRun)[column].annotation in (int, int | None) else float
+
+
+@lru_cache(maxsize=1024)
+def _latency_column(label: str) -> tuple[str, float | None, str, str | None]:
+    """`P99 TTFT (ms):` → ("p99", 99.0, "ttft", "p99_ttft_ms"): latency_key and the row's
+    column for it (None when the row has none)."""
+    stat, pct, metric = latency_key(label)
+    column = f"{stat}_{metric}_ms"
+    return stat, pct, metric, column if column in fields_of(ServingRun) else None
+
+
 def build(block: Block) -> Parsed:
     items = parse_block(block.text)
     fields_: dict[str, Any] = {}
@@ -138,41 +155,37 @@ def build(block: Block) -> Parsed:
     extra: dict[str, Any] = {}
     stats: list[dict[str, Any]] = []
     section = None
-    annotations = fields_of(ServingRun)
     positions: dict[int, float] = {}
     for kind, payload, line in items:
         try:
-            if kind == "section":
-                section = payload
+            if kind == "latency":
+                label, printed = payload
+                stat, pct, metric, column = _latency_column(label)
+                value = to_number(printed, float)
+                if value is None:
+                    continue
+                stats.append({"metric": metric, "stat": stat, "percentile": pct, "value_ms": value})
+                if column is not None:
+                    fields_[column] = value
+                    unit = half_unit(printed)
+                    if unit is not None:
+                        tolerance[column] = unit
             elif kind == "field":
                 column, printed = payload
                 if column == "backend":
                     extra["printed_backend"] = printed
                     continue
-                annotation = annotations[column].annotation
-                number_kind = int if annotation in (int, int | None) else float
                 try:
-                    fields_[column] = to_number(printed, number_kind)
-                    unit = half_unit(printed) if fields_[column] is not None else None
+                    value = fields_[column] = to_number(printed, _number_kind(column))
+                    unit = half_unit(printed) if value is not None else None
                     if unit is not None:
                         tolerance[column] = unit
                 except ValueError:
                     if column not in _TEXT_OK:
                         raise
                     extra[column] = printed  # SGLang's `Traffic request rate: trace`
-            elif kind == "latency":
-                label, printed = payload
-                stat, pct, metric = latency_key(label)
-                value = to_number(printed, float)
-                if value is None:
-                    continue
-                stats.append({"metric": metric, "stat": stat, "percentile": pct, "value_ms": value})
-                column = f"{stat}_{metric}_ms"
-                if column in annotations:
-                    fields_[column] = value
-                    unit = half_unit(printed)
-                    if unit is not None:
-                        tolerance[column] = unit
+            elif kind == "section":
+                section = payload
             else:
                 label, printed = payload
                 position = _POSITION_RE.match(label)
