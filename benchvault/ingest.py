@@ -408,6 +408,14 @@ def _parse_whole(path: str, tags: dict[str, str] | None) -> Parsing:
     return Parsing(list(parse_file(Path(path), tags, report)), report)
 
 
+def _parse_packed(path: str, tags: dict[str, str] | None) -> tuple[bytes, ReadReport]:
+    """A pool worker's reading of ``path``, its items packed for the writer (packing.pack)."""
+    from .packing import pack
+
+    parsing = _parse_whole(path, tags)
+    return pack(parsing.items), parsing.report
+
+
 def default_jobs(paths: list[Path]) -> int:
     return max(1, min(len(paths), os.cpu_count() or 1, 4))
 
@@ -472,9 +480,10 @@ def _start_parsing(db, paths: list[Path], tags, force: bool, jobs: int):
     except Exception as exc:     # read again by ingest_file, which reports it with file:line
         first.set_exception(exc)
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    # Forked workers start all at once: no more of them than files for them.
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo) - 1), mp_context=context)
     return pool, {todo[0]: first,
-                  **{path: pool.submit(_parse_whole, str(path), tags) for path in todo[1:]}}
+                  **{path: pool.submit(_parse_packed, str(path), tags) for path in todo[1:]}}
 
 
 def _worker_result(future, path: Path) -> Parsing | None:
@@ -483,6 +492,16 @@ def _worker_result(future, path: Path) -> Parsing | None:
     if future is None:
         return None
     try:
-        return future.result()
+        return _unpacked(future.result())
     except Exception:   # a worker killed or unpicklable item: this process reads it
         return None
+
+
+def _unpacked(result: "Parsing | tuple[bytes, ReadReport]") -> Parsing:
+    """A pool worker's result (see _parse_packed) as the items it read."""
+    from .packing import unpack
+
+    if isinstance(result, Parsing):     # the first file, read here before the fork
+        return result
+    items, report = result
+    return Parsing(unpack(items), report)

@@ -53,7 +53,7 @@ def test_unchanged_files_are_not_sent_to_workers(tmp_path):
 
 def test_workers_really_parse(tmp_path):
     """The workers' results are used, not quietly re-read here after a pickling failure."""
-    from benchvault.ingest import _start_parsing
+    from benchvault.ingest import _start_parsing, _unpacked
 
     files = expand_paths([FIXTURES / "seeds", FIXTURES / "serving_result_json"])
     db = connect(tmp_path / "w.db")
@@ -61,7 +61,8 @@ def test_workers_really_parse(tmp_path):
         pool, pending = _start_parsing(db, files, None, False, 2)
         try:
             assert set(pending) == set(files)
-            parsed = {p.name: f.result() for p, f in pending.items()}   # raises if one failed
+            # raises if one failed
+            parsed = {p.name: _unpacked(f.result()) for p, f in pending.items()}
         finally:
             pool.shutdown()
     finally:
