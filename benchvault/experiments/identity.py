@@ -36,6 +36,8 @@ CONTEXT = ("section", "label", "tags", "command", "namespace", "extra", "format"
            "launch_id", "run_id")
 # Ids of the rows a row was linked to within its file.
 LINKS = ("launch_id", "run_id")
+_LINKS = frozenset(LINKS)
+_NOT_HASHED = _NOT_CONTENT | _LINKS       # what a content hash leaves out of a row's values
 # What a launch or a log line says about where it was seen, not what it is.
 LINE_CONTEXT = ("section", "label", "tags", "launch_id", "run_id")
 # A number counts as agreeing with another when they differ by this much more than the
@@ -86,9 +88,11 @@ class Identity:
         thirds of the hash's time, and pickle writes their 8 bytes.  (A warehouse written
         before this gives other hashes: a sighting of its text is then found by its values
         instead, the same row, a little slower.)"""
-        content = self.content(values) if content is None else content
+        # One pass over the row's values when the caller has no content (a repeat needs none).
+        source, skip = (values, _NOT_HASHED) if content is None else (content, _LINKS)
         said = sorted([(k, _canonical(v) if v.__class__ in _NESTED else v)
-                       for k, v in content.items() if v is not None and k not in LINKS])
+                       for k, v in source.items() if v is not None and k not in skip],
+                      key=_by_key)
         return _pickled_digest((said, _canonical(tolerance) if tolerance else None))
 
 
@@ -103,10 +107,10 @@ _NESTED = (dict, list)
 def _canonical(value: Any) -> Any:
     """``value`` with every dict as its items sorted by key: equal values, equal pickles."""
     if value.__class__ is dict:
-        return tuple(sorted([(k, _canonical(v)) for k, v in value.items()],
-                            key=_by_key))
+        return tuple(sorted([(k, _canonical(v) if v.__class__ in _NESTED else v)
+                             for k, v in value.items()], key=_by_key))
     if value.__class__ is list:
-        return [_canonical(v) for v in value]
+        return [_canonical(v) if v.__class__ in _NESTED else v for v in value]
     return value
 
 

@@ -186,9 +186,8 @@ class Placer:
         """
         identity = self.ids[row.__table__]
         values = dict(row.__dict__)
-        said = Said(identity.content(values), tolerance or None)
-        content = identity.content_hash(values, tolerance, said.values)
-        fingerprint = identity.fingerprint(values, said.values) if identity.exact else None
+        content = identity.content_hash(values, tolerance)
+        fingerprint = identity.fingerprint(values) if identity.exact else None
         sighting = Sighting(kind=identity.table, source_id=self.source_id,
                             line_start=values.get("line_start"),
                             line_end=values.get("line_end"), format=values.get("format"),
@@ -205,6 +204,7 @@ class Placer:
             self.writer.add(sighting)
             self._seen_again(identity, same)
             return same, True
+        said = Said(identity.content(values), tolerance or None)
         match = self._find(identity, said, fingerprint, values.get("line_start"))
         if match is None:
             if "sightings" in values:

@@ -66,6 +66,11 @@ def clean_line(text: str) -> str:
     return without_prefix(text).rstrip()
 
 
+# A line where without_prefix would look for a prefix, but for a `|` (take_plain's span holds
+# none): its condition at every line start of a span.
+MAY_BE_PREFIXED_RE = re.compile(rf"^(?:[0-9\[]|[{SYSLOG_MONTH_INITIALS}].. )", re.M)
+
+
 def without_prefix(text: str) -> str:
     """``text`` without a log collector's prefix (COLLECTOR_PREFIX_RE), asked only where one
     can start: a digit, `[`, a month and a space, a `|` near the start."""
@@ -203,11 +208,13 @@ class LineSource:
         # decoded and split at once (the same lines as below, at half the cost).
         span = buf[pos:stop].decode(encoding)
         if "\r" not in span and "\x1b" not in span and "|" not in span:
+            # No line of the span can carry a collector's prefix (one search, not a test a line).
+            bare = MAY_BE_PREFIXED_RE.search(span) is None
             for text in span.split("\n")[:max(room, 0)]:
                 if pos >= stop:
                     break
                 pos += len(text) + 1
-                text = prepare(without_prefix(text).rstrip())
+                text = prepare(text.rstrip() if bare else without_prefix(text).rstrip())
                 lines.append((lineno, text))
                 lineno += 1
                 if is_end(text):
