@@ -78,8 +78,10 @@ def ingest(
         # The usual re-run: answered from sizes and times, before the parsers load.
         _report_ingest([FileResult(str(f), status="unchanged") for f in files], as_json, dry_run)
         return
-    from .ingest import forget_missing
+    from .ingest import forget_missing, freeze_what_stays
     from .schemas.store import connect
+
+    freeze_what_stays()
 
     database = connect(":memory:" if dry_run else db)
     # Stored files that were deleted since: their sightings go, other files' runs stay.

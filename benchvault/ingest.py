@@ -453,6 +453,27 @@ def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path],
     return results
 
 
+def freeze_what_stays() -> None:
+    """Load the readers, then keep what is loaded so far (modules, formats, compiled patterns:
+    it lives as long as the process) out of the garbage collector's full passes, which would
+    walk all of it again and again (4% of a blocks-only ingest).  Before any fork, too: a
+    worker then does not copy the pages a collection would touch.  For a process that ingests
+    and ends (the CLI): what is frozen is never collected, cycles included."""
+    import gc
+
+    global _frozen
+    if _frozen:             # once: a process that ingests again (tests) freezes no garbage
+        return
+    from .reading import prefilter, segmenter  # noqa: F401
+
+    file_formats()
+    gc.freeze()
+    _frozen = True
+
+
+_frozen = False
+
+
 def _start_parsing(db, paths: list[Path], tags, force: bool, jobs: int):
     """Submit every small file that is not stored as it is now to a pool of workers."""
     import multiprocessing
