@@ -48,8 +48,10 @@ def ingest(
     dry_run: bool = typer.Option(False, "--dry-run", help="Parse and report, write nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
     jobs: int = typer.Option(0, "--jobs", "-j", min=0,
-                             help="Worker processes that parse small files while one process "
-                                  "writes (0: one per core, up to 4; 1: no workers)."),
+                             help="Worker processes that parse files while one process "
+                                  "writes: small files in a pool, a file of 2 MB or more in a "
+                                  "worker of its own (0: one per core, up to 4; 1: no "
+                                  "workers)."),
     force: bool = typer.Option(False, "--force", help="Re-read files even when unchanged (a file "
                                                       "is unchanged when its size and "
                                                       "modification time, or else its SHA-256, "

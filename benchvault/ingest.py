@@ -224,14 +224,38 @@ def _stamp(parsed: Parsed, start: int, end: int, text: str) -> None:
 
 def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | None = None,
                 force: bool = False, on_bytes: Callable[[int], None] | None = None,
-                parsed: "Parsing | None" = None) -> FileResult:
+                parsed: "Parsing | None" = None, stream: bool = False) -> FileResult:
     """Ingest one file in one transaction; an unchanged file is skipped.
 
     Unchanged means: the same size and modification time as when it was read (like make and
     rsync), or, when only the time differs, the same SHA-256.  A new or changed file is hashed
     in a thread while it is parsed, so the hash costs no time on a second core.  ``parsed``:
     the file's items as a worker process read them (see ingest_paths), instead of reading here.
+    ``stream``: a file of STREAM_MIN_BYTES or more is parsed by a worker process while this
+    one stores its rows (stream.streamed); read here again if that worker dies.
     """
+    from .stream import WorkerLost
+
+    try:
+        return _ingest_file(db, path, tags, force, on_bytes, parsed, stream)
+    except WorkerLost:
+        return _ingest_file(db, path, tags, force, on_bytes, parsed, stream=False)
+
+
+# A file this big is worth a worker process of its own (a fork and a pipe: ~10 ms).
+STREAM_MIN_BYTES = 2 << 20
+
+
+def _can_fork() -> bool:
+    """The worker is forked: it starts with what this process loaded (not on Windows)."""
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | None,
+                 force: bool, on_bytes: Callable[[int], None] | None,
+                 parsed: "Parsing | None", stream: bool) -> FileResult:
     abspath = str(path.resolve())
     result = FileResult(str(path))
     try:
@@ -245,7 +269,7 @@ def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | No
     except UnreadableFile as exc:
         result.status, result.error = "error", str(exc)
         return result
-    digest = None
+    digest = items = None
     db.execute("BEGIN IMMEDIATE")
     try:
         existing = _existing(db, abspath)
@@ -255,6 +279,16 @@ def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | No
             result.status = "unchanged"
             db.execute("COMMIT")
             return result
+        report = parsed.report if parsed is not None else ReadReport(on_bytes=on_bytes)
+        if parsed is not None:
+            items = parsed.items
+        elif stream and stat.st_size >= STREAM_MIN_BYTES and _can_fork():
+            from .stream import streamed
+
+            # Forked before the hash's thread starts.
+            items = streamed(lambda into: parse_file(path, tags, into), report)
+        else:
+            items = parse_file(path, tags, report)
         digest = FileDigest(path, stat.st_size)
         touched: set[int] = set()
         configs: set[int] = set()
@@ -262,13 +296,11 @@ def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | No
             touched, configs = forget_source(db, existing["id"])
             store.delete_source(db, existing["id"])
             result.status = "replaced"
-        report = parsed.report if parsed is not None else ReadReport(on_bytes=on_bytes)
         source = Source(path=abspath, name=path.name, sha256="", size=stat.st_size,
                         mtime_ns=stat.st_mtime_ns,
                         ingested_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                         parser_version=__version__, tags=tags or None)
         source_id = store.insert(db, source)
-        items = parsed.items if parsed is not None else parse_file(path, tags, report)
         touched |= _write_rows(db, source_id, items, result)
         refresh_configurations(db, touched, configs)
         sha, size = digest.result()
@@ -289,6 +321,8 @@ def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | No
         db.execute("ROLLBACK")
         raise
     finally:
+        if hasattr(items, "close"):
+            items.close()       # a worker's stream, or the reader's generator
         if digest is not None:
             digest.result(wait_only=True)
     return result
@@ -417,7 +451,9 @@ def _parse_packed(path: str, tags: dict[str, str] | None) -> tuple[bytes, ReadRe
 
 
 def default_jobs(paths: list[Path]) -> int:
-    return max(1, min(len(paths), os.cpu_count() or 1, 4))
+    """One worker per core (up to 4): one file alone is worth a worker too when it is big
+    (ingest_file's ``stream``)."""
+    return max(1, min(os.cpu_count() or 1, 4))
 
 
 def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path],
@@ -443,7 +479,7 @@ def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path],
             else:
                 future = pending.pop(path, None)
                 result = ingest_file(db, path, tags, force=force, on_bytes=on_bytes,
-                                     parsed=_worker_result(future, path))
+                                     parsed=_worker_result(future, path), stream=jobs > 1)
             results.append(result)
             if on_file:
                 on_file(result)
