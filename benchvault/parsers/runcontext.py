@@ -59,6 +59,7 @@ INT_KEYS = ("max_concurrency", "num_prompts", "port", "seed", "random_input_len"
             "random_output_len", "random_prefix_len", "sharegpt_output_len", "sonnet_input_len",
             "sonnet_output_len", "sonnet_prefix_len", "hf_output_len")
 FLOAT_KEYS = ("request_rate", "burstiness", "random_range_ratio")
+_NUMBER_KEYS = {**dict.fromkeys(INT_KEYS, int), **dict.fromkeys(FLOAT_KEYS, float)}
 
 
 def workload_keys(dataset_name: str | None) -> tuple[str, ...]:
@@ -144,16 +145,10 @@ def serving_context(context: Context, printed_backend: str | None = None) -> dic
     row.update({k: v for k, v in arguments.items() if k in lengths and v is not None})
     if isinstance(row.get("ignore_eos"), str):
         row["ignore_eos"] = row["ignore_eos"].lower() in ("true", "1", "yes")
-    for key in INT_KEYS:
-        if isinstance(row.get(key), str):
+    for key in _NUMBER_KEYS.keys() & row.keys():     # only the keys the context set
+        if isinstance(row[key], str):
             try:
-                row[key] = int(row[key])
-            except ValueError:
-                row.pop(key)
-    for key in FLOAT_KEYS:
-        if isinstance(row.get(key), str):
-            try:
-                row[key] = float(row[key])
+                row[key] = _NUMBER_KEYS[key](row[key])
             except ValueError:
                 row.pop(key)
     row["engine"] = infer_engine(context, row.get("model"), printed_backend, row.get("backend"))
