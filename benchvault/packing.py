@@ -1,8 +1,8 @@
-"""How a pool worker's items (rows, warnings, facts) reach the writer: packed lean.
+"""How a worker's items (rows, warnings, facts) reach the writer: packed lean.
 
-A many-file ingest parses small files in worker processes and stores their items in this one
-(SQLite has one writer; see ``ingest._start_parsing``).  The writer's time is what the
-parallel ingest waits on, so the items cross as plain data: each :class:`Parsed` as its rows'
+A many-file ingest parses small files in a pool of worker processes, and a big file is parsed
+by a worker of its own (``stream``); this process stores the items (SQLite has one writer).
+Both sides' time counts, so the items cross as plain data: each :class:`Parsed` as its rows'
 models and values, read back without validating again (the worker validated them with the
 same models; ``fastlane._built``).  Pickle's own way for a pydantic model (its state, fields
 set, private and extra attributes, then ``__setstate__``) took 29 µs an item to read back
