@@ -76,3 +76,46 @@ def run_by(db_path: Path, source: str, where: str, params=()) -> dict:
         if run.get(key):
             run[key] = json.loads(run[key])
     return run
+
+
+# The tables a parallel or streamed ingest must fill exactly as one process does.
+WAREHOUSE_TABLES = ("serving_runs", "sightings", "latency_stats", "llama_bench_results",
+                    "server_launches", "engine_stats", "spec_decode_metrics",
+                    "unparsed_blocks", "configurations")
+
+
+def warehouse_tables(db_path: Path) -> dict[str, list[tuple]]:
+    """Every row of WAREHOUSE_TABLES, in id order."""
+    conn = sqlite3.connect(db_path)
+    try:
+        return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall()
+                for t in WAREHOUSE_TABLES}
+    finally:
+        conn.close()
+
+
+def ingested_warehouse(db_path: Path, files, jobs: int):
+    """(ingest_paths' results, warehouse_tables) for ``files`` ingested with ``jobs``."""
+    db = connect(db_path)
+    try:
+        results = ingest_paths(db, files, jobs=jobs)
+    finally:
+        db.close()
+    return results, warehouse_tables(db_path)
+
+
+def assert_same_item(a, b) -> None:
+    """Two ingest items alike: a Parsed's rows and children with their values' very types
+    (64 stays an int, 64.0 a float), its warnings and tolerance; anything else equal."""
+    from benchvault.parsers.base import Parsed
+
+    assert type(a) is type(b)
+    if isinstance(a, Parsed):
+        assert type(a.row) is type(b.row) and a.row.__dict__ == b.row.__dict__
+        assert [type(v) for v in a.row.__dict__.values()] == \
+            [type(v) for v in b.row.__dict__.values()]
+        assert [(type(c), c.__dict__) for c in a.children] == \
+            [(type(c), c.__dict__) for c in b.children]
+        assert (a.warnings, a.tolerance) == (b.warnings, b.tolerance)
+    else:
+        assert a == b

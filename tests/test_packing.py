@@ -5,26 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import assert_same_item
 from benchvault import packing
 from benchvault.files import IngestWarning
 from benchvault.ingest import parse_file
 from benchvault.parsers.base import Facts, Parsed
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _same(a, b) -> None:
-    assert type(a) is type(b)
-    if isinstance(a, Parsed):
-        assert type(a.row) is type(b.row) and a.row.__dict__ == b.row.__dict__
-        # the types too: 64 stays an int, 64.0 a float
-        assert [type(v) for v in a.row.__dict__.values()] == \
-            [type(v) for v in b.row.__dict__.values()]
-        assert [(type(c), c.__dict__) for c in a.children] == \
-            [(type(c), c.__dict__) for c in b.children]
-        assert (a.warnings, a.tolerance) == (b.warnings, b.tolerance)
-    else:
-        assert a == b
 
 
 def test_packed_items_read_back_equal(tmp_path):
@@ -42,7 +29,7 @@ def test_packed_items_read_back_equal(tmp_path):
     back = packing.unpack(packing.pack(items))
     assert len(back) == len(items)
     for a, b in zip(back, items):
-        _same(a, b)
+        assert_same_item(a, b)
 
 
 def test_unpacking_leaves_the_collector_as_it_was():

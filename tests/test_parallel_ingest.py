@@ -2,41 +2,21 @@
 
 from __future__ import annotations
 
-import sqlite3
-
-from conftest import FIXTURES
+from conftest import FIXTURES, WAREHOUSE_TABLES, ingested_warehouse
 from benchvault.files import expand_paths
 from benchvault.ingest import ingest_paths
 from benchvault.schemas.store import connect
-
-TABLES = ("serving_runs", "sightings", "latency_stats", "llama_bench_results",
-          "server_launches", "engine_stats", "spec_decode_metrics", "unparsed_blocks",
-          "configurations")
-
-
-def _warehouse(db_path, files, jobs):
-    db = connect(db_path)
-    try:
-        results = ingest_paths(db, files, jobs=jobs)
-    finally:
-        db.close()
-    conn = sqlite3.connect(db_path)
-    try:
-        tables = {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in TABLES}
-    finally:
-        conn.close()
-    return results, tables
 
 
 def test_workers_store_what_one_process_stores(tmp_path):
     files = expand_paths([FIXTURES / "seeds", FIXTURES / "vllm_serving", FIXTURES / "llama_bench",
                           FIXTURES / "vllm_server", FIXTURES / "serving_result_json"])
-    serial, one = _warehouse(tmp_path / "serial.db", files, jobs=1)
-    parallel, two = _warehouse(tmp_path / "parallel.db", files, jobs=2)
+    serial, one = ingested_warehouse(tmp_path / "serial.db", files, jobs=1)
+    parallel, two = ingested_warehouse(tmp_path / "parallel.db", files, jobs=2)
     assert [(r.path, r.status, r.counts, len(r.warnings)) for r in parallel] == \
         [(r.path, r.status, r.counts, len(r.warnings)) for r in serial]
     assert sum(r.runs for r in serial) >= 38 and len(one["llama_bench_results"]) > 100
-    for table in TABLES:
+    for table in WAREHOUSE_TABLES:
         assert two[table] == one[table], table
 
 
@@ -84,7 +64,7 @@ def test_a_first_file_that_fails_before_the_fork_is_read_again(tmp_path, monkeyp
             raise RuntimeError("the parser crashed")
         return real(path, tags)
 
-    serial, _ = _warehouse(tmp_path / "serial.db", files, jobs=1)
+    serial, _ = ingested_warehouse(tmp_path / "serial.db", files, jobs=1)
     monkeypatch.setattr(ingest, "_parse_whole", first_fails)
     db = connect(tmp_path / "w.db")
     try:

@@ -4,39 +4,20 @@ the same rows, warnings, progress and errors as reading it here."""
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
 
 import pytest
 
+from conftest import (WAREHOUSE_TABLES, assert_same_item, ingested_warehouse,
+                      warehouse_tables)
 from benchvault import ingest, stream
 from benchvault.files import IngestWarning, expand_paths
-from benchvault.ingest import ingest_file, ingest_paths, parse_file
-from benchvault.parsers.base import Parsed
+from benchvault.ingest import ingest_file, parse_file
 from benchvault.reading.lines import ReadReport
 from benchvault.schemas.store import connect
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "fixtures/seeds/strix-halo_vllm-vs-llamacpp.md"
-TABLES = ("serving_runs", "sightings", "latency_stats", "llama_bench_results",
-          "server_launches", "engine_stats", "spec_decode_metrics", "unparsed_blocks",
-          "configurations")
-
-
-def _same(a, b) -> None:
-    assert type(a) is type(b)
-    if isinstance(a, Parsed):
-        assert type(a.row) is type(b.row) and a.row.__dict__ == b.row.__dict__
-        # the types too: 64 stays an int, 64.0 a float
-        assert [type(v) for v in a.row.__dict__.values()] == \
-            [type(v) for v in b.row.__dict__.values()]
-        assert [(type(c), c.__dict__) for c in a.children] == \
-            [(type(c), c.__dict__) for c in b.children]
-        assert (a.warnings, a.tolerance) == (b.warnings, b.tolerance)
-    else:
-        assert a == b
-
-
 def test_streamed_items_are_the_items_read_here(tmp_path):
     # A note with a line that is not UTF-8: the warning comes through the stream and the
     # worker's findings reach this process's report.
@@ -47,7 +28,7 @@ def test_streamed_items_are_the_items_read_here(tmp_path):
     got = list(stream.streamed(lambda report: parse_file(note, None, report), there))
     assert len(got) == len(expected)
     for a, b in zip(got, expected):
-        _same(a, b)
+        assert_same_item(a, b)
     assert there.fallback_lines == here.fallback_lines != []
     assert any(isinstance(i, IngestWarning) and "not UTF-8" in i.reason for i in got)
 
@@ -75,44 +56,27 @@ def test_a_worker_that_dies_is_reported_as_lost():
         list(stream.streamed(_dies, ReadReport()))
 
 
-def _tables(path) -> dict:
-    conn = sqlite3.connect(path)
-    try:
-        return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in TABLES}
-    finally:
-        conn.close()
-
-
-def _warehouse(db_path, files, jobs):
-    db = connect(db_path)
-    try:
-        results = ingest_paths(db, files, jobs=jobs)
-    finally:
-        db.close()
-    return results, _tables(db_path)
-
-
 def test_streamed_files_store_what_one_process_stores(tmp_path, monkeypatch):
     files = expand_paths([ROOT / "fixtures/seeds", ROOT / "fixtures/vllm_server",
                           ROOT / "fixtures/spec_decode", ROOT / "fixtures/serving_result_json"])
-    serial, one = _warehouse(tmp_path / "serial.db", files, jobs=1)
+    serial, one = ingested_warehouse(tmp_path / "serial.db", files, jobs=1)
     # Every file "big": none goes to the pool, each is streamed from a worker of its own.
     monkeypatch.setattr(ingest, "PARALLEL_MAX_BYTES", -1)
     monkeypatch.setattr(ingest, "STREAM_MIN_BYTES", 0)
     calls = []
     real = stream.streamed
     monkeypatch.setattr(stream, "streamed", lambda *a: calls.append(1) or real(*a))
-    streamed, two = _warehouse(tmp_path / "streamed.db", files, jobs=2)
+    streamed, two = ingested_warehouse(tmp_path / "streamed.db", files, jobs=2)
     assert len(calls) == len(files)
     assert [(r.path, r.status, r.counts, len(r.warnings)) for r in streamed] == \
         [(r.path, r.status, r.counts, len(r.warnings)) for r in serial]
     assert sum(r.runs for r in serial) > 30
-    for table in TABLES:
+    for table in WAREHOUSE_TABLES:
         assert two[table] == one[table], table
 
 
 def test_a_lost_worker_means_the_file_is_read_here(tmp_path, monkeypatch):
-    serial, one = _warehouse(tmp_path / "serial.db", [SEED], jobs=1)
+    serial, one = ingested_warehouse(tmp_path / "serial.db", [SEED], jobs=1)
     monkeypatch.setattr(ingest, "STREAM_MIN_BYTES", 0)
     monkeypatch.setattr(stream, "_produce", lambda parse, sender: os._exit(3))
     db = connect(tmp_path / "w.db")
@@ -121,7 +85,7 @@ def test_a_lost_worker_means_the_file_is_read_here(tmp_path, monkeypatch):
     finally:
         db.close()
     assert result.status == "ingested" and result.runs == serial[0].runs > 0
-    assert _tables(tmp_path / "w.db") == one
+    assert warehouse_tables(tmp_path / "w.db") == one
 
 
 def test_a_streamed_file_reports_its_bytes(tmp_path, monkeypatch):
