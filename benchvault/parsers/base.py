@@ -158,7 +158,10 @@ class BlockFormat:
     body_complete: re.Pattern[str] | None = None
 
     def starts(self, line: str) -> bool:
-        return any(m in line for m in self.markers) and self.start.search(line) is not None
+        for marker in self.markers:     # a loop, not any(): asked of every format per hint
+            if marker in line:
+                return self.start.search(line) is not None
+        return False
 
 
 @dataclass
