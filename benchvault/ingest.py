@@ -36,8 +36,11 @@ if TYPE_CHECKING:
 
 
 def parse_file(path: Path, tags: dict[str, str] | None = None,
-               report: ReadReport | None = None) -> Iterator[Parsed | IngestWarning]:
-    """Every row (with children) and every warning in ``path``, in file order."""
+               report: ReadReport | None = None,
+               defer: Callable[[], bool] | None = None) -> Iterator[Parsed | IngestWarning]:
+    """Every row (with children) and every warning in ``path``, in file order.  ``defer``:
+    asked before each complete block is built; True gives the Block itself, for the caller
+    to build (build_deferred) -- a worker handing some of its work to the writer."""
     report = report if report is not None else ReadReport()
     head = _head(path)
     whole = next((f for f in file_formats() if f.sniff(head[:SNIFF_BYTES], str(path))), None)
@@ -51,7 +54,7 @@ def parse_file(path: Path, tags: dict[str, str] | None = None,
     segmenter = Segmenter(str(path), tags=tags, markdown=sniff_markdown(str(path), head))
     source = LineSource(path, report, prefilter.for_formats())
     try:
-        yield from _segments(segmenter, source)
+        yield from _segments(segmenter, source, defer)
     finally:
         source.close()
     if report.binary:
@@ -62,7 +65,8 @@ def parse_file(path: Path, tags: dict[str, str] | None = None,
                                                                  if more else ""))
 
 
-def _segments(segmenter, lines: LineSource) -> Iterator[Parsed | IngestWarning]:
+def _segments(segmenter, lines: LineSource, defer: Callable[[], bool] | None = None
+              ) -> Iterator[Parsed | IngestWarning | Block]:
     from .reading.embedded import Embedded
     from .reading.segmenter import LineHit, Truncated, Unclosed, WrapCut
 
@@ -85,7 +89,10 @@ def _segments(segmenter, lines: LineSource) -> Iterator[Parsed | IngestWarning]:
         elif isinstance(item, Unclosed):
             yield from _build_unclosed(item)
         elif isinstance(item, Block):
-            yield from _build_block(item)
+            if defer is not None and defer():
+                yield item
+            else:
+                yield from _build_block(item)
         elif isinstance(item, LineHit):
             yield from _build_line(item)
 
@@ -154,6 +161,16 @@ def _read_embedded(item) -> Iterator[Parsed | IngestWarning]:
             k: v for k, v in note.items()
             if k in fields_of(type(row)) and v is not None and getattr(row, k) is None})
         yield parsed
+
+
+def build_deferred(items: Iterable[Parsed | IngestWarning | Block]
+                   ) -> Iterator[Parsed | IngestWarning]:
+    """``items`` with each Block that parse_file's ``defer`` gave back built in its place."""
+    for item in items:
+        if type(item) is Block:
+            yield from _build_block(item)
+        else:
+            yield item
 
 
 def _build_block(block: Block, text: str | None = None) -> Iterator[Parsed | IngestWarning]:
@@ -286,7 +303,7 @@ def _ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | N
             from .stream import streamed
 
             # Forked before the hash's thread starts.
-            items = streamed(lambda into: parse_file(path, tags, into), report)
+            items = streamed(lambda into, defer: parse_file(path, tags, into, defer), report)
         else:
             items = parse_file(path, tags, report)
         digest = FileDigest(path, stat.st_size)

@@ -16,14 +16,16 @@ import gc
 import pickle
 from typing import Any
 
-from .parsers.base import Parsed
+from .parsers.base import Block, Parsed
 from .reading.fastlane import _built
 
 
 def pack(items: list[Any]) -> bytes:
-    """A list of items pickled, each :class:`Parsed` as its rows' models and values."""
-    return pickle.dumps([_flat(item) if type(item) is Parsed else item for item in items],
-                        protocol=pickle.HIGHEST_PROTOCOL)
+    """A list of items pickled, each :class:`Parsed` as its rows' models and values and each
+    :class:`Block` (left for the writer to build) with its format by name."""
+    return pickle.dumps([_flat(item) if type(item) is Parsed
+                         else _flat_block(item) if type(item) is Block else item
+                         for item in items], protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def unpack(data: bytes) -> list[Any]:
@@ -31,10 +33,27 @@ def unpack(data: bytes) -> list[Any]:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return [_parsed(item) if type(item) is tuple else item for item in pickle.loads(data)]
+        return [(_block(item) if item[0] == _BLOCK else _parsed(item))
+                if type(item) is tuple else item for item in pickle.loads(data)]
     finally:
         if collecting:
             gc.enable()
+
+
+_BLOCK = "block"    # a packed Block's first field (a packed Parsed's is a model class)
+
+
+def _flat_block(block: Block) -> tuple:
+    return (_BLOCK, block.format.name, block.lines, block.line_start, block.line_end,
+            block.complete, block.context)
+
+
+def _block(flat: tuple) -> Block:
+    from .parsers import block_formats
+
+    _, name, lines, start, end, complete, context = flat
+    fmt = next(f for f in block_formats() if f.name == name)
+    return Block(fmt, lines, start, end, complete, context)
 
 
 def _flat(parsed: Parsed) -> tuple:

@@ -2,14 +2,19 @@
 
 The worker is forked before the file is opened; its items come back in batches through a
 pipe, packed (packing.pack), the writer storing one batch while the worker parses the next.
+When the writer keeps up and waits for batches, the worker leaves some of the blocks it cut
+for the writer to build (:class:`Share`): on a log of result blocks the worker is the slower
+side, on a log of new runs the writer is.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import time
 from typing import Any, Callable, Iterator
 
+from .ingest import build_deferred
 from .packing import pack, unpack
 from .reading.lines import ReadReport
 
@@ -19,14 +24,41 @@ BATCH_ITEMS = 256
 PROGRESS_BYTES = 8 << 20
 
 
+class Share:
+    """Which blocks the worker leaves to the writer: every ``EVERY[level]``-th (0: none).
+    The level goes up after a batch the writer took at once (it was waiting for it) and down
+    after one the worker had to wait to hand over (the writer was still busy)."""
+
+    EVERY = (0, 8, 4, 3, 2)
+    WAITED = 0.002      # seconds a hand-over may take when the writer is already waiting
+
+    def __init__(self) -> None:
+        self.level = 0
+        self.count = 0
+
+    def __call__(self) -> bool:
+        every = self.EVERY[self.level]
+        if not every:
+            return False
+        self.count += 1
+        return self.count % every == 0
+
+    def handed_over(self, seconds: float) -> None:
+        if seconds > self.WAITED:
+            self.level = max(0, self.level - 1)
+        else:
+            self.level = min(len(self.EVERY) - 1, self.level + 1)
+
+
 class WorkerLost(Exception):
     """The worker died (killed, out of memory) or sent what cannot be read back: the file is
     read again in this process."""
 
 
-def streamed(parse: Callable[[ReadReport], Iterator[Any]], report: ReadReport
-             ) -> "Stream":
-    """The items of ``parse(report)`` as a worker process forked now yields them, in order.
+def streamed(parse: Callable[[ReadReport, Callable[[], bool]], Iterator[Any]],
+             report: ReadReport) -> "Stream":
+    """The items of ``parse(report, defer)`` as a worker process forked now yields them, in
+    order; the blocks ``defer`` said to leave are built here (ingest.build_deferred).
 
     ``report`` receives the worker's progress (``on_bytes``) as batches arrive and its
     findings (encoding, binary, lines not UTF-8) at the end.  An exception in the worker is
@@ -61,7 +93,7 @@ class Stream:
                                      f"{exc or type(exc).__name__}") from None
                 if read and self.report.on_bytes is not None:
                     self.report.on_bytes(read)
-                yield from items
+                yield from build_deferred(items)
                 if kind == "end":
                     self.report.encoding, self.report.binary, self.report.fallback_lines = \
                         payload
@@ -83,10 +115,12 @@ class Stream:
         self.process.join()
 
 
-def _produce(parse: Callable[[ReadReport], Iterator[Any]], sender) -> None:
+def _produce(parse: Callable[[ReadReport, Callable[[], bool]], Iterator[Any]],
+             sender) -> None:
     """The worker: ``parse`` run with the items sent in batches (see :func:`streamed`)."""
     batch: list[Any] = []
     read = [0]
+    share = Share()
 
     def send(kind: str, payload: Any = None) -> None:
         try:
@@ -95,8 +129,10 @@ def _produce(parse: Callable[[ReadReport], Iterator[Any]], sender) -> None:
             header = pickle.dumps((kind, read[0], RuntimeError(
                 f"{type(payload).__name__}: {payload}")))
         items = pack(batch)
+        started = time.perf_counter()
         sender.send_bytes(header)
         sender.send_bytes(items)
+        share.handed_over(time.perf_counter() - started)
         batch.clear()
         read[0] = 0
 
@@ -107,7 +143,7 @@ def _produce(parse: Callable[[ReadReport], Iterator[Any]], sender) -> None:
 
     report = ReadReport(on_bytes=on_bytes)
     try:
-        for item in parse(report):
+        for item in parse(report, share):
             batch.append(item)
             if len(batch) >= BATCH_ITEMS:
                 send("items")

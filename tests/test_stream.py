@@ -13,6 +13,7 @@ from conftest import (WAREHOUSE_TABLES, assert_same_item, ingested_warehouse,
 from benchvault import ingest, stream
 from benchvault.files import IngestWarning, expand_paths
 from benchvault.ingest import ingest_file, parse_file
+from benchvault.parsers.base import Block
 from benchvault.reading.lines import ReadReport
 from benchvault.schemas.store import connect
 
@@ -25,7 +26,7 @@ def test_streamed_items_are_the_items_read_here(tmp_path):
     note.write_bytes(SEED.read_bytes() + "\nthroughput on the caf\xe9 box\n".encode("latin-1"))
     here, there = ReadReport(), ReadReport()
     expected = list(parse_file(note, None, here))
-    got = list(stream.streamed(lambda report: parse_file(note, None, report), there))
+    got = list(stream.streamed(lambda report, defer: parse_file(note, None, report), there))
     assert len(got) == len(expected)
     for a, b in zip(got, expected):
         assert_same_item(a, b)
@@ -33,7 +34,7 @@ def test_streamed_items_are_the_items_read_here(tmp_path):
     assert any(isinstance(i, IngestWarning) and "not UTF-8" in i.reason for i in got)
 
 
-def _three_then_fail(report):
+def _three_then_fail(report, defer):
     yield from ("a", "b", "c")
     raise ValueError("line 4 is bad")
 
@@ -46,7 +47,7 @@ def test_an_error_in_the_worker_is_raised_here_after_the_items_before_it():
     assert got == ["a", "b", "c"]
 
 
-def _dies(report):
+def _dies(report, defer):
     yield "a"
     os._exit(3)
 
@@ -102,3 +103,47 @@ def test_a_streamed_file_reports_its_bytes(tmp_path, monkeypatch):
         db.close()
     assert result.runs > 0
     assert len(chunks) > 1 and sum(chunks) == SEED.stat().st_size
+
+
+def test_blocks_left_to_the_writer_are_built_there_alike(tmp_path, monkeypatch):
+    """With every block left to the writer (its share at the most), the items and the
+    warehouse are those of a one-process ingest."""
+    here = list(parse_file(SEED))
+    got = list(stream.streamed(lambda report, defer: parse_file(SEED, None, report,
+                                                               lambda: True), ReadReport()))
+    assert len(got) == len(here)
+    for a, b in zip(got, here):
+        assert_same_item(a, b)
+
+    files = expand_paths([ROOT / "fixtures/seeds", ROOT / "fixtures/vllm_serving"])
+    serial, one = ingested_warehouse(tmp_path / "serial.db", files, jobs=1)
+    monkeypatch.setattr(ingest, "PARALLEL_MAX_BYTES", -1)
+    monkeypatch.setattr(ingest, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stream.Share, "__call__", lambda self: True)
+    built_here = []
+    real = stream.build_deferred
+
+    def counting(items):
+        built_here.extend(i for i in items if isinstance(i, Block))
+        return real(items)
+
+    monkeypatch.setattr(stream, "build_deferred", counting)
+    streamed, two = ingested_warehouse(tmp_path / "streamed.db", files, jobs=2)
+    assert len(built_here) > 30
+    for table in WAREHOUSE_TABLES:
+        assert two[table] == one[table], table
+    assert [r.counts for r in streamed] == [r.counts for r in serial]
+
+
+def test_the_writers_share_follows_who_waits():
+    share = stream.Share()
+    assert not any(share() for _ in range(20))          # at first the worker builds all
+    for _ in range(10):
+        share.handed_over(0.0)                          # the writer was waiting each time
+    assert sum(share() for _ in range(100)) == 50       # at the most, every second block
+    share.handed_over(0.050)                            # a batch waited 50 ms for the writer
+    share.handed_over(0.050)
+    assert sum(share() for _ in range(120)) == 30       # two steps back: every fourth
+    for _ in range(10):
+        share.handed_over(1.0)
+    assert not any(share() for _ in range(20))
