@@ -20,6 +20,7 @@ import hashlib
 import io
 import json
 import math
+import operator
 import pickle
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
@@ -36,8 +37,7 @@ CONTEXT = ("section", "label", "tags", "command", "namespace", "extra", "format"
            "launch_id", "run_id")
 # Ids of the rows a row was linked to within its file.
 LINKS = ("launch_id", "run_id")
-_LINKS = frozenset(LINKS)
-_NOT_HASHED = _NOT_CONTENT | _LINKS       # what a content hash leaves out of a row's values
+_NOT_HASHED = _NOT_CONTENT | frozenset(LINKS)     # what a content hash leaves out of a row
 # What a launch or a log line says about where it was seen, not what it is.
 LINE_CONTEXT = ("section", "label", "tags", "launch_id", "run_id")
 # A number counts as agreeing with another when they differ by this much more than the
@@ -71,16 +71,13 @@ class Identity:
         """A row's values without provenance and warehouse columns: what a sighting says."""
         return {k: v for k, v in values.items() if k not in _NOT_CONTENT}
 
-    def fingerprint(self, values: Mapping[str, Any],
-                    content: Mapping[str, Any] | None = None) -> str:
-        """What makes an ``exact`` row what it is: its values, where it sat left out.
-        (``content``: ``self.content(values)`` when the caller has it already.)"""
-        content = self.content(values) if content is None else content
-        return _digest({k: v for k, v in content.items()
+    def fingerprint(self, values: Mapping[str, Any]) -> str:
+        """What makes an ``exact`` row what it is: its values, where it sat left out."""
+        return _digest({k: v for k, v in self.content(values).items()
                         if k not in self.context and v is not None})
 
-    def content_hash(self, values: Mapping[str, Any], tolerance: Mapping[str, float] | None,
-                     content: Mapping[str, Any] | None = None) -> str:
+    def content_hash(self, values: Mapping[str, Any],
+                     tolerance: Mapping[str, float] | None) -> str:
         """Everything a sighting said: equal for the same text pasted twice.  Links to the
         launch or run beside it are left out: they are ids ingest gave within one file.
 
@@ -88,10 +85,8 @@ class Identity:
         thirds of the hash's time, and pickle writes their 8 bytes.  (A warehouse written
         before this gives other hashes: a sighting of its text is then found by its values
         instead, the same row, a little slower.)"""
-        # One pass over the row's values when the caller has no content (a repeat needs none).
-        source, skip = (values, _NOT_HASHED) if content is None else (content, _LINKS)
         said = sorted([(k, _canonical(v) if v.__class__ in _NESTED else v)
-                       for k, v in source.items() if v is not None and k not in skip],
+                       for k, v in values.items() if v is not None and k not in _NOT_HASHED],
                       key=_by_key)
         return _pickled_digest((said, _canonical(tolerance) if tolerance else None))
 
@@ -114,8 +109,7 @@ def _canonical(value: Any) -> Any:
     return value
 
 
-def _by_key(item: tuple) -> Any:
-    return item[0]
+_by_key = operator.itemgetter(0)
 
 
 def _pickled_digest(value: Any) -> str:

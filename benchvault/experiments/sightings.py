@@ -100,7 +100,8 @@ class _Local:
 
 # Tolerances as stored (JSON) by their items: the blocks of one shape print the same digits,
 # so a few tolerances serve a file's sightings (printing a block's 16 floats each time took
-# ~14 µs, a fifth of placing a block seen before).  Only positive floats (what half_unit gives): equal items, equal JSON.
+# ~14 µs, a fifth of placing a block seen before).  Only positive floats (what half_unit
+# gives): equal items, equal JSON.
 _TOLERANCE_TEXTS: dict[tuple, str] = {}
 _MAX_TOLERANCE_TEXTS = 4096
 
