@@ -161,9 +161,7 @@ def build(block: Block) -> Parsed:
             if kind == "latency":
                 label, printed = payload
                 stat, pct, metric, column = _latency_column(label)
-                # The usual `39.09` read here: to_number's own first test, without the call.
-                value = float(printed) if printed is not None and printed.isascii() and \
-                    printed.replace(".", "", 1).isdigit() else to_number(printed, float)
+                value = to_number(printed, float)
                 if value is None:
                     continue
                 stats.append({"metric": metric, "stat": stat, "percentile": pct, "value_ms": value})
@@ -178,11 +176,7 @@ def build(block: Block) -> Parsed:
                     extra["printed_backend"] = printed
                     continue
                 try:
-                    kind_ = _number_kind(column)
-                    value = fields_[column] = (
-                        float(printed) if kind_ is float and printed is not None
-                        and printed.isascii() and printed.replace(".", "", 1).isdigit()
-                        else to_number(printed, kind_))
+                    value = fields_[column] = to_number(printed, _number_kind(column))
                     unit = half_unit(printed) if value is not None else None
                     if unit is not None:
                         tolerance[column] = unit
