@@ -264,7 +264,7 @@ STREAM_MIN_BYTES = 2 << 20
 
 
 def _can_fork() -> bool:
-    """The worker is forked: it starts with what this process loaded (not on Windows)."""
+    """Workers can be forked, starting with what this process loaded (not on Windows)."""
     import multiprocessing
 
     return "fork" in multiprocessing.get_all_start_methods()
@@ -553,7 +553,7 @@ def _start_parsing(db, paths: list[Path], tags, force: bool, jobs: int):
         first.set_result(_parse_whole(str(todo[0]), tags))
     except Exception as exc:     # read again by ingest_file, which reports it with file:line
         first.set_exception(exc)
-    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    context = multiprocessing.get_context("fork" if _can_fork() else "spawn")
     # Forked workers start all at once: no more of them than files for them.
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo) - 1), mp_context=context)
     return pool, {todo[0]: first,

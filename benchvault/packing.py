@@ -12,11 +12,12 @@ took as long again (not run while a batch is read back: none of it is garbage).
 
 from __future__ import annotations
 
+import functools
 import gc
 import pickle
 from typing import Any
 
-from .parsers.base import Block, Parsed
+from .parsers.base import Block, BlockFormat, Parsed
 from .reading.fastlane import _built
 
 
@@ -49,11 +50,16 @@ def _flat_block(block: Block) -> tuple:
 
 
 def _block(flat: tuple) -> Block:
+    _, name, lines, start, end, complete, context = flat
+    return Block(_block_formats()[name], lines, start, end, complete, context)
+
+
+@functools.cache
+def _block_formats() -> dict[str, BlockFormat]:
+    """The block formats by name (asked for every block the writer builds)."""
     from .parsers import block_formats
 
-    _, name, lines, start, end, complete, context = flat
-    fmt = next(f for f in block_formats() if f.name == name)
-    return Block(fmt, lines, start, end, complete, context)
+    return {f.name: f for f in block_formats()}
 
 
 def _flat(parsed: Parsed) -> tuple:

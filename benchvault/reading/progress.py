@@ -2,8 +2,9 @@
 and its bar should move as it is read, as a log's does (LineSource reports each chunk).
 
 Ingest sets the callback around a whole-file format's ``read``; a format opens its file with
-``open_text`` and the bytes read through it are reported.  Without a callback (a worker
-process, a test) ``open_text`` is ``open``.
+``open_text`` and the bytes read through it are reported (a big file's own worker reports
+them to the writer, stream.py).  Without a callback (a pool worker, a test) ``open_text`` is
+``open``.
 """
 
 from __future__ import annotations
