@@ -462,8 +462,13 @@ def _parse_whole(path: str, tags: dict[str, str] | None) -> Parsing:
 def _parse_packed(path: str, tags: dict[str, str] | None) -> tuple[bytes, ReadReport]:
     """A pool worker's reading of ``path``, its items packed for the writer (packing.pack)."""
     from .packing import pack
+    from .shapeshare import joined
 
+    if joined is not None:
+        joined.receive()
     parsing = _parse_whole(path, tags)
+    if joined is not None:
+        joined.send()
     return pack(parsing.items), parsing.report
 
 
@@ -553,9 +558,17 @@ def _start_parsing(db, paths: list[Path], tags, force: bool, jobs: int):
         first.set_result(_parse_whole(str(todo[0]), tags))
     except Exception as exc:     # read again by ingest_file, which reports it with file:line
         first.set_exception(exc)
+    sharing = {}
+    if _can_fork():
+        from .shapeshare import Exchange, join
+
+        # The workers share the shapes they learn (shapeshare.py), forked with its file
+        # open; the pool holds it, closed when the pool goes.
+        sharing = {"initializer": join, "initargs": (Exchange(),)}
     context = multiprocessing.get_context("fork" if _can_fork() else "spawn")
     # Forked workers start all at once: no more of them than files for them.
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo) - 1), mp_context=context)
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo) - 1), mp_context=context,
+                               **sharing)
     return pool, {todo[0]: first,
                   **{path: pool.submit(_parse_packed, str(path), tags) for path in todo[1:]}}
 

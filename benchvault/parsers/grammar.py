@@ -47,8 +47,11 @@ def in_parser(grammar_file: str, module_file: str, transformer: type[Transformer
     """The LALR parser of ``grammar_file`` (beside ``module_file``) with ``transformer`` run
     inside it: no parse tree is built, about twice as fast.  Built once per process."""
     # cache=True: lark keeps the grammar's analysis in the temp dir (10x faster start-up).
-    return Lark.open(grammar_file, rel_to=module_file, parser="lalr", maybe_placeholders=False,
-                     transformer=transformer(), cache=True)
+    parser = Lark.open(grammar_file, rel_to=module_file, parser="lalr", maybe_placeholders=False,
+                       transformer=transformer(), cache=True)
+    # The same in every process: worker processes share the shapes they learn (memo.Memo).
+    parser.memo_name = f"grammar:{grammar_file}:{transformer.__module__}.{transformer.__qualname__}"
+    return parser
 
 
 def parse(parser: Lark, text: str, what: str) -> Any:
@@ -57,7 +60,7 @@ def parse(parser: Lark, text: str, what: str) -> Any:
     ``unexpected line in <what>: '<that line>'``."""
     memo = _MEMOS.get(id(parser))
     if memo is None:
-        memo = _MEMOS[id(parser)] = Memo(parser.parse)
+        memo = _MEMOS[id(parser)] = Memo(parser.parse, name=getattr(parser, "memo_name", None))
     try:
         return memo(text)
     except UnexpectedInput as exc:

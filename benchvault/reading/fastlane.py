@@ -71,8 +71,10 @@ def _all_fields(model: type[BaseModel]) -> set[str]:
 # kept, each within its own budget; the row models by number; the verdicts on line pairs.
 MEMO_BUDGET = 1 << 20
 _MEMOS: dict[tuple, Memo] = {}
-_MODELS: list[tuple[type[BaseModel], bool]] = []    # (model, validating it checks types only)
-_PAIRS = Memo(lambda pair: None, MEMO_BUDGET)       # its parse is set by each lane
+# "module:qualname" → (model, validating it checks types only): a name, not the class, in the
+# memo's plain data, the same in every process (worker processes share what memos learn).
+_MODELS: dict[str, tuple[type[BaseModel], bool]] = {}
+_PAIRS = Memo(lambda pair: None, MEMO_BUDGET, name="lane-pairs")   # its parse set by each lane
 
 
 class FastLane:
@@ -95,7 +97,7 @@ class FastLane:
         key = (ctx.section_text, ctx.label_or_heading, tuple(sorted(ctx.tags.items())))
         if key == self.context and self.memo.parse == self._judge:
             return
-        memo = _MEMOS.pop(key, None) or Memo(self._judge, MEMO_BUDGET)
+        memo = _MEMOS.pop(key, None) or Memo(self._judge, MEMO_BUDGET, name=f"lane:{key!r}")
         _MEMOS[key] = memo        # most recent last
         if len(_MEMOS) > MAX_CONTEXTS:
             del _MEMOS[next(iter(_MEMOS))]
@@ -114,7 +116,7 @@ class FastLane:
         if width >= seg._wrap_width() and not self._stands_whole(text, peek()):
             return False
         model, values, tolerance = answer        # (a new dict each, see memo._compile)
-        model, trusted = _MODELS[model]
+        model, trusted = _MODELS.get(model) or _model_named(model)
         values["line_start"] = values["line_end"] = lineno
         values["raw_text"] = text
         row = _built(model, values) if trusted else model.model_validate(values)
@@ -166,7 +168,18 @@ class FastLane:
         if any(getattr(row, name, None) is not None for name in STAMPED) \
                 or not all(name in row.__dict__ for name in STAMPED):
             return None
-        model = (type(row), _checks_only_types(type(row)))
-        if model not in _MODELS:
-            _MODELS.append(model)
-        return _MODELS.index(model), dict(row.__dict__), parsed.tolerance
+        model = type(row)
+        name = f"{model.__module__}:{model.__qualname__}"
+        if name not in _MODELS:
+            _MODELS[name] = (model, _checks_only_types(model))
+        return name, dict(row.__dict__), parsed.tolerance
+
+
+def _model_named(name: str) -> tuple[type[BaseModel], bool]:
+    """The row model a template learnt in another process names (see _judge)."""
+    import importlib
+
+    module, _, qualname = name.partition(":")
+    model = functools.reduce(getattr, qualname.split("."), importlib.import_module(module))
+    _MODELS[name] = (model, _checks_only_types(model))
+    return _MODELS[name]

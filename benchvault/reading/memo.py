@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import operator
 import re
+import weakref
 from typing import Any, Callable
 
 # A standalone number: not part of a word, a version, an address, an exponent or `1,024`
@@ -215,7 +216,9 @@ def _compile(template: Any) -> Callable[[list[str]], Any]:
         return constant(part)
 
     source = "lambda s: " + expression(template)
-    return eval(source, {"K": constants, "float": float, "int": int})  # noqa: S307 (our own)
+    built = eval(source, {"K": constants, "float": float, "int": int})  # noqa: S307 (our own)
+    built.learnt = template     # what another process compiles again (see Memo.adopt)
+    return built
 
 
 _CONVERSIONS = {float: "float", int: "int"}
@@ -263,11 +266,53 @@ def _plain(value: Any) -> bool:
     return type(value) in _PLAIN
 
 
-class Memo:
-    """``Memo(parse)(text)`` is ``parse(text)``, with each shape of ``text`` parsed once."""
+# Shapes learnt by this process's named memos since taken (take_learnt): recorded only where
+# processes share them (a many-file ingest's workers, see benchvault/shapeshare.py).
+_learnt: list[tuple[str, str, tuple]] | None = None
+# The named memos, and shapes other processes learnt for names not made here yet.
+_NAMED: "weakref.WeakValueDictionary[str, Memo]" = weakref.WeakValueDictionary()
+_WAITING: dict[str, list[tuple[str, tuple]]] = {}
 
-    def __init__(self, parse: Callable[[str], Any], budget: int | None = None):
+
+def record_learnt() -> None:
+    """From now on, keep what named memos learn for take_learnt."""
+    global _learnt
+    if _learnt is None:
+        _learnt = []
+
+
+def take_learnt() -> list[tuple[str, str, tuple]]:
+    """(memo name, shape key, entry) for each shape learnt since the last call: plain data
+    another process gives to ``adopt``."""
+    global _learnt
+    if not _learnt:
+        return []
+    taken, _learnt = _learnt, []
+    return taken
+
+
+def adopt(learnt: list[tuple[str, str, tuple]]) -> None:
+    """Shapes another process learnt (take_learnt's), each into the memo of its name here
+    (or kept for it until a memo of that name is made)."""
+    for name, key, entry in learnt:
+        memo = _NAMED.get(name)
+        if memo is not None:
+            memo.adopt(key, entry)
+        elif sum(map(len, _WAITING.values())) < MAX_WAITING:
+            _WAITING.setdefault(name, []).append((key, entry))
+
+
+MAX_WAITING = 4096
+
+
+class Memo:
+    """``Memo(parse)(text)`` is ``parse(text)``, with each shape of ``text`` parsed once.
+    ``name``: the same in every process for the same parse, to share what it learns."""
+
+    def __init__(self, parse: Callable[[str], Any], budget: int | None = None,
+                 name: str | None = None):
         self.parse = parse
+        self.name = name
         self.budget = MAX_CACHED_CHARS if budget is None else budget
         self.shapes: dict[str, Any] = {}
         # Text with every digit as `1` → _Layout: the same layout has its slots in the same
@@ -276,6 +321,10 @@ class Memo:
         self.layouts: dict[str, Any] = {}
         self.cached_chars = 0
         self.hits = self.misses = 0
+        if name is not None:
+            _NAMED[name] = self
+            for key, entry in _WAITING.pop(name, ()):
+                self.adopt(key, entry)
 
     def _room(self, chars: int) -> bool:
         if self.cached_chars + chars > self.budget:
@@ -312,10 +361,10 @@ class Memo:
             if self._room(2 * len(key)):
                 template, needs = self._template(pieces, slots, result)
                 if needs is None or fixed is not None and needs.slots == fixed.slots:
-                    self.shapes[key] = template
+                    self._keep(key, template)
                 elif fixed is None:
-                    self.shapes[key] = needs       # the shape's key: go on by widths
-                    self.shapes[needs.key(key, slots)] = template
+                    self._keep(key, needs)       # the shape's key: go on by widths
+                    self._keep(needs.key(key, slots), template)
                 # else: widths other than the shape's fixed ones matter here; only this
                 # layout (exact widths) keeps the template.
         elif type(template) is _Refused:
@@ -329,6 +378,25 @@ class Memo:
         if template is not None and template is not _UNCACHEABLE and self._room(len(layout)):
             self.layouts[layout] = _Layout(template, pieces)
         return result
+
+    def _keep(self, key: str, template: Any) -> None:
+        self.shapes[key] = template
+        if _learnt is not None and self.name is not None:
+            if type(template) is _Fixed:
+                entry: tuple = ("fixed", template.slots)
+            elif template is _UNCACHEABLE:
+                entry = ("parse",)
+            else:
+                entry = ("template", template.learnt)
+            _learnt.append((self.name, key, entry))
+
+    def adopt(self, key: str, entry: tuple) -> None:
+        """A shape another process learnt (see take_learnt), unless known here already."""
+        if key in self.shapes or not self._room(2 * len(key)):
+            return
+        kind = entry[0]
+        self.shapes[key] = (_Fixed(entry[1]) if kind == "fixed" else _UNCACHEABLE
+                            if kind == "parse" else _compile(entry[1]))
 
     def _refused_whatever_numbers(self, pieces: list[str], slots: list[str]) -> bool:
         try:
