@@ -64,7 +64,7 @@ def ingest(
     are warnings with file:line (kept in the unparsed_blocks table); a file that cannot be read
     at all makes the exit code 1, the rest is still ingested.
     """
-    from .files import TEXT_SUFFIXES, FileResult, all_unchanged, expand_paths
+    from .files import TEXT_SUFFIXES, FileResult, all_unchanged, expand_paths, real_path
 
     tags = parse_tags(tag)
     if not dry_run:
@@ -88,8 +88,9 @@ def ingest(
     database = connect(":memory:" if dry_run else db)
     # Stored files that were deleted since: their sightings go, other files' runs stay.
     results = [] if dry_run else forget_missing(database, paths)
-    removed = {Path(r.path) for r in results}
-    files = [f for f in files if f.resolve() not in removed]
+    removed = {r.path for r in results}
+    if removed:
+        files = [f for f in files if real_path(f) not in removed]
     results += _ingest_with_progress(database, files, tags, force, quiet=as_json, jobs=jobs)
     _report_ingest(results, as_json, dry_run)
 

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from . import __version__
 # expand_paths and TEXT_SUFFIXES stay importable from here: the library's entry point.
 from .files import (SOURCE_COLUMNS, TEXT_SUFFIXES, FileResult, IngestWarning,  # noqa: F401
-                    expand_paths, stat_says)
+                    _real_dir, expand_paths, real_path, stat_says)
 from .parsers import file_formats
 from .parsers.base import Block, BlockParseError, Context, Facts, FileFormat, Parsed, Problem
 from .reading.lines import (SNIFF_BYTES, FileDigest, LineSource, ReadReport, UnreadableFile,
@@ -273,7 +273,7 @@ def _can_fork() -> bool:
 def _ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | None,
                  force: bool, on_bytes: Callable[[int], None] | None,
                  parsed: "Parsing | None", stream: bool) -> FileResult:
-    abspath = str(path.resolve())
+    abspath = real_path(path)
     result = FileResult(str(path))
     try:
         stat = path.stat()
@@ -487,6 +487,7 @@ def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path],
     many worker processes while this one writes (SQLite has one writer): the order of
     writing, and so of identity decisions, stays the order of ``paths``."""
     paths = list(paths)
+    _real_dir.cache_clear()
     pool, pending = None, {}
     if jobs > 1 and len(paths) > 1:
         pool, pending = _start_parsing(db, paths, tags, force, jobs)
@@ -543,7 +544,7 @@ def _start_parsing(db, paths: list[Path], tags, force: bool, jobs: int):
             stat = path.stat()
             if not path.is_file() or stat.st_size > PARALLEL_MAX_BYTES:
                 continue
-            if not force and stat_says(_existing(db, str(path.resolve())), stat) is True:
+            if not force and stat_says(_existing(db, real_path(path)), stat) is True:
                 continue
         except OSError:
             continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -39,3 +40,17 @@ def test_walk_says_what_it_skipped_and_a_named_file_is_read(tmp_path):
     finally:
         conn.close()
     assert got == [(772, 340.52)]
+
+
+def test_a_file_is_stored_under_its_real_path_however_it_is_named(tmp_path, monkeypatch):
+    from benchvault.files import real_path
+
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "real" / "sub" / "a.md").write_text("x")
+    (tmp_path / "dirlink").symlink_to(tmp_path / "real")
+    (tmp_path / "real" / "filelink.md").symlink_to(tmp_path / "real" / "sub" / "a.md")
+    monkeypatch.chdir(tmp_path)
+    for name in ["dirlink/sub/a.md", "dirlink/sub/", "dirlink", "dirlink/", "real/filelink.md",
+                 "dirlink/filelink.md", "dirlink/sub/../filelink.md", ".", "real//sub/a.md",
+                 str(tmp_path / "dirlink" / "sub" / "a.md")]:
+        assert real_path(name) == str(Path(name).resolve()), name
