@@ -6,6 +6,7 @@ Library entry point for ``benchvault ingest``: everything the CLI does is callab
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -568,10 +569,55 @@ def _start_parsing(db, paths: list[Path], tags, force: bool, jobs: int):
         sharing = {"initializer": join, "initargs": (Exchange(),)}
     context = multiprocessing.get_context("fork" if _can_fork() else "spawn")
     # Forked workers start all at once: no more of them than files for them.
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo) - 1), mp_context=context,
-                               **sharing)
-    return pool, {todo[0]: first,
-                  **{path: pool.submit(_parse_packed, str(path), tags) for path in todo[1:]}}
+    workers = min(jobs, len(todo) - 1)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, **sharing)
+    pending = {todo[0]: first}
+    for chunk in _chunks(todo[1:], workers):
+        futures = [Future() for _ in chunk]
+        pending.update(zip(chunk, futures))
+        pool.submit(_parse_chunk, [str(p) for p in chunk], tags).add_done_callback(
+            functools.partial(_hand_out, futures))
+    return pool, pending
+
+
+# Files a worker reads per task: its results come back together, so the writer is woken (and
+# takes a core from a worker) once per chunk, not once per note.
+CHUNK_FILES = 8
+
+
+def _chunks(paths: list, workers: int) -> Iterator[list]:
+    """``paths`` in order, in chunks of CHUNK_FILES, smaller towards the end: the last
+    results come as the workers finish, leaving the writer little to store alone."""
+    at = 0
+    while at < len(paths):
+        size = max(1, min(CHUNK_FILES, (len(paths) - at) // (4 * workers)))
+        yield paths[at:at + size]
+        at += size
+
+
+def _parse_chunk(paths: list[str], tags: dict[str, str] | None) -> list:
+    """_parse_packed of each path; None for one that failed (read again by the writer, which
+    reports its error with file:line)."""
+    out = []
+    for path in paths:
+        try:
+            out.append(_parse_packed(path, tags))
+        except Exception:
+            out.append(None)
+    return out
+
+
+def _hand_out(futures: list, chunk) -> None:
+    """A chunk's results, each to its file's future."""
+    try:
+        results = chunk.result()
+    except BaseException as exc:        # a worker killed, the chunk cancelled
+        results = [exc] * len(futures)
+    for future, result in zip(futures, results):
+        if result is None or isinstance(result, BaseException):
+            future.set_exception(result or RuntimeError("not read"))
+        else:
+            future.set_result(result)
 
 
 def _worker_result(future, path: Path) -> Parsing | None:

@@ -75,3 +75,44 @@ def test_a_first_file_that_fails_before_the_fork_is_read_again(tmp_path, monkeyp
     assert [r.status for r in results] == ["ingested"] * len(files)
     assert [(r.runs, r.counts) for r in results] == [(r.runs, r.counts) for r in serial]
     assert results[0].runs > 0
+
+
+def test_notes_go_to_workers_in_chunks_smaller_towards_the_end():
+    from benchvault.ingest import _chunks
+
+    sizes = [len(c) for c in _chunks(list(range(499)), 2)]
+    assert sizes[:3] == [8, 8, 8] and sizes[-3:] == [1, 1, 1]
+    assert sizes == sorted(sizes, reverse=True)
+    assert [x for c in _chunks(list(range(499)), 2) for x in c] == list(range(499))
+    assert [len(c) for c in _chunks([1, 2, 3], 2)] == [1, 1, 1]
+
+
+def test_a_note_a_worker_fails_on_is_read_here_and_the_rest_of_its_chunk_kept(tmp_path,
+                                                                             monkeypatch):
+    from benchvault import ingest
+
+    files = expand_paths([FIXTURES])
+    bad, real = files[9], ingest._parse_packed
+
+    def flaky(path, tags):      # called in the forked workers, as patched here
+        if path == str(bad):
+            raise RuntimeError("the parser crashed")
+        return real(path, tags)
+
+    serial, one = ingested_warehouse(tmp_path / "serial.db", files, jobs=1)
+    monkeypatch.setattr(ingest, "_parse_packed", flaky)
+    db = connect(tmp_path / "w.db")
+    try:
+        pool, pending = ingest._start_parsing(db, files, None, False, 2)
+        try:
+            got = {path: ingest._worker_result(future, path) for path, future in pending.items()}
+        finally:
+            pool.shutdown()
+    finally:
+        db.close()
+    assert len(got) > 150
+    assert got[bad] is None and all(got[p] is not None for p in got if p != bad)
+    parallel, two = ingested_warehouse(tmp_path / "parallel.db", files, jobs=2)
+    assert [(r.path, r.counts) for r in parallel] == [(r.path, r.counts) for r in serial]
+    for table in WAREHOUSE_TABLES:
+        assert two[table] == one[table], table

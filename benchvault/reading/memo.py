@@ -245,6 +245,15 @@ class _Fixed:
         return key + "\x00" + ",".join(str(len(slots[i])) for i in self.slots)
 
 
+class _Adopted:
+    """A template another process learnt, compiled here when first used (many never are)."""
+
+    __slots__ = ("learnt",)
+
+    def __init__(self, learnt: Any):
+        self.learnt = learnt
+
+
 def _same(a: Any, b: Any) -> bool:
     """Equal values of the same types all the way down (1 == 1.0 == True is not enough)."""
     if type(a) is not type(b):
@@ -350,6 +359,8 @@ class Memo:
         if type(template) is _Fixed:
             fixed, key = template, template.key(key, slots)
             template = self.shapes.get(key)
+        if type(template) is _Adopted:
+            template = self.shapes[key] = _compile(template.learnt)
         if template is None:
             self.misses += 1
             try:
@@ -396,7 +407,7 @@ class Memo:
             return
         kind = entry[0]
         self.shapes[key] = (_Fixed(entry[1]) if kind == "fixed" else _UNCACHEABLE
-                            if kind == "parse" else _compile(entry[1]))
+                            if kind == "parse" else _Adopted(entry[1]))
 
     def _refused_whatever_numbers(self, pieces: list[str], slots: list[str]) -> bool:
         try:
