@@ -13,7 +13,6 @@ import os
 import sqlite3
 from typing import Callable, TypeVar
 
-import click
 import typer
 from rich.console import Console
 from rich.text import Text
@@ -73,8 +72,10 @@ def guarded(command: F) -> F:
     def run(*args, **kwargs):
         try:
             return command(*args, **kwargs)
-        except (typer.Exit, typer.Abort, click.exceptions.ClickException):
-            raise  # click prints these itself (exit 2 for usage)
+        except typer.BadParameter as exc:   # a value the command itself refused
+            failure = BenchvaultError(exc.message, ExitCode.USAGE)
+        except (typer.Exit, typer.Abort, typer.TyperException):
+            raise  # typer's click prints these itself (exit 2 for usage)
         except BenchvaultError as exc:
             failure = exc
         except sqlite3.Error as exc:

@@ -262,6 +262,8 @@ CASES = [
     ("bad-template", ["report", "sweep", *DB, "--template", "bad.j2"], None, ExitCode.USAGE),
     ("bad-template", ["report", "sweep", *DB, "--template", "missing.j2"], None,
      ExitCode.USAGE),
+    ("bad-tag", ["ingest", "note.md", *DB, "--tag", "nokey"], None, ExitCode.USAGE),
+    ("bad-header", ["report", "sweep", *DB, "--header", "nokey"], None, ExitCode.USAGE),
     ("bad-busy-timeout", ["ingest", "note.md", *DB], lambda f, mp: mp.setenv(
         "BENCHVAULT_BUSY_TIMEOUT", "soon"), ExitCode.USAGE),
     ("vanished", ["ingest", ".", *DB], vanishing, ExitCode.FINDINGS),
