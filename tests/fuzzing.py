@@ -145,11 +145,16 @@ TOKEN_RE = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|n
 
 
 def check_values_come_from_text(db: Path) -> None:
-    """Every block-derived number stored is a number printed in that row's raw text."""
+    """Every block-derived number stored is a number printed in that row's raw text, or in
+    the text of another sighting of the same run (a block cut short, then printed whole
+    again: one run seen twice, its columns completed by the second)."""
     conn = sqlite3.connect(db)
     try:
         # Printed result blocks (a saved-result JSON row keeps no raw copy of every number).
-        for row in conn.execute(f"SELECT raw_text, {', '.join(BLOCK_COLUMNS)} FROM serving_runs "
+        others = ("(SELECT group_concat(s.raw_text, ' ') FROM sightings s "
+                  "WHERE s.run_id = serving_runs.id)")
+        for row in conn.execute(f"SELECT coalesce(raw_text, '') || ' ' || coalesce({others}, ''), "
+                                f"{', '.join(BLOCK_COLUMNS)} FROM serving_runs "
                                 "WHERE format = 'vllm_serving'"):
             printed = {float(t) for t in TOKEN_RE.findall(row[0] or "")}
             for column, value in zip(BLOCK_COLUMNS, row[1:]):
