@@ -154,3 +154,27 @@ def test_block_body_taken_at_once_is_cleaned_as_line_by_line(tmp_path, variant):
     rest = list(source)
     assert [text for _, text in rest] == cleaned[len(taken):]
     assert [n for n, _ in rest] == list(range(2 + len(taken), len(raw) + 1))
+
+
+def test_the_compiled_patterns_are_kept_for_the_next_process(tmp_path, monkeypatch):
+    """The Hyperscan database is compiled once and read back by later processes (20 ms of
+    every start-up); one written by anyone else, or damaged, is compiled again."""
+    if prefilter.hyperscan is None:
+        pytest.skip("no hyperscan")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    chunk = b"noise\nServing Benchmark Result\nmore noise\n"
+    fresh = prefilter.Prefilter(["Serving Benchmark Result"])
+    [cache] = tmp_path.glob(".benchvault_hyperscan_*.db")
+    assert oct(cache.stat().st_mode & 0o777) == "0o600"
+    compiled = []
+    real = prefilter.hyperscan.Database
+    monkeypatch.setattr(prefilter.hyperscan, "Database", lambda: compiled.append(1) or real())
+    again = prefilter.Prefilter(["Serving Benchmark Result"])
+    assert compiled == [] and again.candidates(chunk) == fresh.candidates(chunk) == [6]
+    cache.write_bytes(cache.read_bytes()[:200] + b"damage" + cache.read_bytes()[206:])
+    assert prefilter.Prefilter(["Serving Benchmark Result"]).candidates(chunk) == [6]
+    assert compiled == [1]
+    cache.chmod(0o666)
+    prefilter.Prefilter(["Serving Benchmark Result"])
+    assert compiled == [1, 1] and oct(cache.stat().st_mode & 0o777) == "0o600"
+    assert [p.name for p in tmp_path.iterdir()] == [cache.name]

@@ -55,9 +55,7 @@ class Prefilter:
             flags = [hyperscan.HS_FLAG_MULTILINE] * len(exact) \
                 + [hyperscan.HS_FLAG_CASELESS] * len(folded) \
                 + [hyperscan.HS_FLAG_MULTILINE] * len(patterns)
-            self._database = hyperscan.Database()
-            self._database.compile(expressions=expressions, ids=list(range(len(expressions))),
-                                   elements=len(expressions), flags=flags)
+            self._database = _compiled(expressions, flags)
         else:
             alternatives = [_pattern(m) for m in exact]
             alternatives += [b"(?i:" + re.escape(m) + b")" for m in folded]
@@ -89,6 +87,40 @@ class Prefilter:
             line_end = chunk.find(b"\n", hit, end)
             line_end = end if line_end < 0 else line_end
         return starts
+
+
+def _compiled(expressions: list[bytes], flags: list[int]):
+    """The Hyperscan database of ``expressions``: from the cache file of this very set of
+    patterns when one was compiled before (like lark's grammar cache, in the temp directory),
+    else compiled and saved there.  A compile is 20 ms of every ingest's start-up, in every
+    worker process too; loading it back, 0.1 ms."""
+    import hashlib
+    import os
+    import tempfile
+    from pathlib import Path
+
+    key = hashlib.sha256(repr((hyperscan.__version__, expressions, flags)).encode())
+    cache = Path(tempfile.gettempdir()) / f".benchvault_hyperscan_{key.hexdigest()[:40]}.db"
+    try:
+        held = cache.stat()
+        # Only a file of this user's that no one else can write.
+        if held.st_uid == os.getuid() and not held.st_mode & 0o022:
+            database = hyperscan.loadb(cache.read_bytes(), hyperscan.HS_MODE_BLOCK)
+            database.scratch = hyperscan.Scratch(database)
+            return database
+    except (OSError, hyperscan.error):
+        pass        # none yet, or not one to trust: compiled again
+    database = hyperscan.Database()
+    database.compile(expressions=expressions, ids=list(range(len(expressions))),
+                     elements=len(expressions), flags=flags)
+    try:
+        part = cache.with_name(f"{cache.name}.{os.getpid()}.part")
+        part.write_bytes(hyperscan.dumpb(database))
+        part.chmod(0o600)
+        os.replace(part, cache)      # whole or not at all, whoever else writes it meanwhile
+    except OSError:
+        part.unlink(missing_ok=True)
+    return database
 
 
 def _pattern(marker: bytes) -> bytes:
