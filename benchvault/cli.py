@@ -10,9 +10,6 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
-from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
-                           TransferSpeedColumn)
-from rich.table import Table
 
 from . import __version__
 from .console import console, data, error, guarded, note, shown, warning
@@ -48,10 +45,11 @@ def ingest(
     dry_run: bool = typer.Option(False, "--dry-run", help="Parse and report, write nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
     jobs: int = typer.Option(0, "--jobs", "-j", min=0,
-                             help="Worker processes that parse files while one process "
-                                  "writes: small files in a pool, a file of 2 MB or more in a "
-                                  "worker of its own (0: one per core, up to 4; 1: no "
-                                  "workers)."),
+                             help="Processes that read files, this one (which also writes) "
+                                  "included: small files are shared out in chunks, a file of "
+                                  "2 MB or more is read by a worker of its own while this one "
+                                  "stores its rows (0: one per core, up to 4; 1: this process "
+                                  "alone)."),
     force: bool = typer.Option(False, "--force", help="Re-read files even when unchanged (a file "
                                                       "is unchanged when its size and "
                                                       "modification time, or else its SHA-256, "
@@ -80,34 +78,62 @@ def ingest(
         # The usual re-run: answered from sizes and times, before the parsers load.
         _report_ingest([FileResult(str(f), status="unchanged") for f in files], as_json, dry_run)
         return
-    from .ingest import forget_missing, freeze_what_stays
-    from .schemas.store import connect
+    from .parallel import default_jobs
 
-    freeze_what_stays()
+    jobs = jobs or default_jobs()
+    # The workers start now, loading the readers while this process loads them and the
+    # warehouse's libraries (see parallel.py).
+    parallel = _start_reading(db, files, tags, force, jobs, dry_run) \
+        if jobs > 1 and len(files) > 1 else None
+    try:
+        from .ingest import forget_missing, freeze_what_stays
+        from .schemas.store import connect
 
-    database = connect(":memory:" if dry_run else db)
-    # Stored files that were deleted since: their sightings go, other files' runs stay.
-    results = [] if dry_run else forget_missing(database, paths)
-    removed = {r.path for r in results}
-    if removed:
-        files = [f for f in files if real_path(f) not in removed]
-    results += _ingest_with_progress(database, files, tags, force, quiet=as_json, jobs=jobs)
+        freeze_what_stays()
+
+        database = connect(":memory:" if dry_run else db)
+        # Stored files that were deleted since: their sightings go, other files' runs stay.
+        results = [] if dry_run else forget_missing(database, paths)
+        removed = {r.path for r in results}
+        if removed:
+            files = [f for f in files if real_path(f) not in removed]
+        results += _ingest_with_progress(database, files, tags, force, quiet=as_json,
+                                         jobs=jobs, parallel=parallel)
+    finally:
+        if parallel is not None:
+            parallel.close()
     _report_ingest(results, as_json, dry_run)
 
 
+def _start_reading(db: Path, files: list[Path], tags, force: bool, jobs: int, dry_run: bool):
+    from .files import open_to_read
+    from .parallel import start
+
+    stored = None if dry_run else open_to_read(db)
+    try:
+        return start(stored, files, tags, force, jobs)
+    finally:
+        if stored is not None:
+            stored.close()
+
+
 def _ingest_with_progress(database, files: list[Path], tags, force: bool, quiet: bool,
-                          jobs: int = 0):
+                          jobs: int, parallel=None):
     """Progress by bytes (MB done, MB/s, ETA: one big log moves the bar) and by files; shown
     only on a terminal."""
-    from .ingest import default_jobs, ingest_paths
+    from .ingest import ingest_paths
+
+    if quiet or not console.is_terminal:        # (rich's progress not even loaded)
+        return ingest_paths(database, files, tags, force=force, jobs=jobs, parallel=parallel)
+    from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
+                               TimeRemainingColumn, TransferSpeedColumn)
 
     sizes = [_size(f) for f in files]
     done = {"files": 0, "bytes": 0}
     with Progress(TextColumn("[bold]ingest"), BarColumn(), DownloadColumn(),
                   TransferSpeedColumn(), TimeRemainingColumn(),
                   TextColumn("{task.fields[files]}  {task.description}", markup=False),
-                  console=console,
-                  disable=quiet or not console.is_terminal) as progress:
+                  console=console) as progress:
         task = progress.add_task("", total=sum(sizes) or 1, files=f"0/{len(files)} files")
 
         def read(n: int) -> None:
@@ -122,7 +148,7 @@ def _ingest_with_progress(database, files: list[Path], tags, force: bool, quiet:
                             description=shown(Path(result.path).name, 60))
 
         return ingest_paths(database, files, tags, on_file=advance, force=force, on_bytes=read,
-                            jobs=jobs or default_jobs(files))
+                            jobs=jobs, parallel=parallel)
 
 
 def _size(path: Path) -> int:
@@ -145,6 +171,8 @@ def _report_ingest(results, as_json: bool, dry_run: bool) -> None:
 
 
 def _print_summary(results, dry_run: bool) -> None:
+    from rich.table import Table
+
     table = Table(title="benchvault ingest" + (" (dry run: nothing written)" if dry_run else ""))
     table.add_column("file")
     table.add_column("status")
@@ -414,6 +442,8 @@ def export(
 def formats() -> None:
     """List the formats benchvault reads and what it recognises them by."""
     from .parsers import all_formats
+
+    from rich.table import Table
 
     table = Table(title="formats")
     for column in ("name", "table", "description", "upstream"):

@@ -96,31 +96,46 @@ def stat_says(stored: dict[str, Any] | None, stat: os.stat_result) -> bool | Non
     return True if stored["mtime_ns"] == stat.st_mtime_ns else None
 
 
+def stored(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
+    """How ``path`` is stored (SOURCE_COLUMNS), if it is."""
+    row = conn.execute(f"SELECT {SOURCE_COLUMNS} FROM sources WHERE path = ?",
+                       [real_path(path)]).fetchone()
+    return dict(zip(_SOURCE_NAMES, row)) if row else None
+
+
+_SOURCE_NAMES = [name.strip() for name in SOURCE_COLUMNS.split(",")]
+
+
+def open_to_read(db_path: str | Path) -> sqlite3.Connection | None:
+    """A read-only connection to the warehouse, or None when there is none to read (no file
+    yet, not a database: whoever writes it says so)."""
+    if not Path(db_path).is_file():
+        return None
+    try:
+        return sqlite3.connect(readonly_uri(db_path), uri=True)
+    except sqlite3.Error:
+        return None
+
+
 def all_unchanged(db_path: Path, files: list[Path], arguments: Iterable[str | Path] = ()
                   ) -> bool:
     """Every one of ``files`` is stored as it is now, by size and time alone (see stat_says),
     and no file stored from a directory among ``arguments`` has been deleted since."""
-    if not files or not Path(db_path).is_file():
+    conn = open_to_read(db_path) if files else None
+    if conn is None:
         return False
-    try:
-        conn = sqlite3.connect(readonly_uri(db_path), uri=True)
-    except sqlite3.Error:
-        return False
-    conn.row_factory = sqlite3.Row
     try:
         for path in files:
-            row = conn.execute(f"SELECT {SOURCE_COLUMNS} FROM sources WHERE path = ?",
-                               [real_path(path)]).fetchone()
-            if stat_says(dict(row) if row else None, path.stat()) is not True:
+            if stat_says(stored(conn, path), path.stat()) is not True:
                 return False
         for argument in arguments:
             folder = Path(argument).resolve()
             if not folder.is_dir():
                 continue
             prefix = str(folder).rstrip(os.sep) + os.sep
-            stored = conn.execute("SELECT path FROM sources WHERE substr(path, 1, ?) = ?",
-                                  [len(prefix), prefix])
-            if any(not Path(p).exists() for (p,) in stored):
+            below = conn.execute("SELECT path FROM sources WHERE substr(path, 1, ?) = ?",
+                                 [len(prefix), prefix])
+            if any(not Path(p).exists() for (p,) in below):
                 return False
         return True
     except (sqlite3.Error, OSError):

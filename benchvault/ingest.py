@@ -6,7 +6,6 @@ Library entry point for ``benchvault ingest``: everything the CLI does is callab
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from . import __version__
 # expand_paths and TEXT_SUFFIXES stay importable from here: the library's entry point.
 from .files import (SOURCE_COLUMNS, TEXT_SUFFIXES, FileResult, IngestWarning,  # noqa: F401
                     _real_dir, expand_paths, real_path, stat_says)
+from .parallel import can_fork
 from .parsers import file_formats
 from .parsers.base import Block, BlockParseError, Context, Facts, FileFormat, Parsed, Problem
 from .reading.lines import (SNIFF_BYTES, FileDigest, LineSource, ReadReport, UnreadableFile,
@@ -29,6 +29,8 @@ from .schemas.models import Source, UnparsedBlock, fields_of
 
 if TYPE_CHECKING:
     import sqlite_utils
+
+    from .parallel import Parallel
 
     from .reading.segmenter import LineHit
 
@@ -264,13 +266,6 @@ def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | No
 STREAM_MIN_BYTES = 2 << 20
 
 
-def _can_fork() -> bool:
-    """Workers can be forked, starting with what this process loaded (not on Windows)."""
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods()
-
-
 def _ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | None,
                  force: bool, on_bytes: Callable[[int], None] | None,
                  parsed: "Parsing | None", stream: bool) -> FileResult:
@@ -300,7 +295,7 @@ def _ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | N
         report = parsed.report if parsed is not None else ReadReport(on_bytes=on_bytes)
         if parsed is not None:
             items = parsed.items
-        elif stream and stat.st_size >= STREAM_MIN_BYTES and _can_fork():
+        elif stream and stat.st_size >= STREAM_MIN_BYTES and can_fork():
             from .stream import streamed
 
             # Forked before the hash's thread starts.
@@ -442,11 +437,6 @@ def forget_missing(db: sqlite_utils.Database, arguments: Iterable[str | Path]
     return results
 
 
-# Files up to this size are parsed in worker processes when there are several; a bigger one
-# is read in the writer, streaming, so that its rows are never all in memory at once.
-PARALLEL_MAX_BYTES = 8 << 20
-
-
 @dataclass
 class Parsing:
     """What a worker process read from one file: its items in file order and its ReadReport."""
@@ -460,38 +450,21 @@ def _parse_whole(path: str, tags: dict[str, str] | None) -> Parsing:
     return Parsing(list(parse_file(Path(path), tags, report)), report)
 
 
-def _parse_packed(path: str, tags: dict[str, str] | None) -> tuple[bytes, ReadReport]:
-    """A pool worker's reading of ``path``, its items packed for the writer (packing.pack)."""
-    from .packing import pack
-    from .shapeshare import joined
-
-    if joined is not None:
-        joined.receive()
-    parsing = _parse_whole(path, tags)
-    if joined is not None:
-        joined.send()
-    return pack(parsing.items), parsing.report
-
-
-def default_jobs(paths: list[Path]) -> int:
-    """One worker per core (up to 4): one file alone is worth a worker too when it is big
-    (ingest_file's ``stream``)."""
-    return max(1, min(os.cpu_count() or 1, 4))
-
-
 def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path],
                  tags: dict[str, str] | None = None,
                  on_file: Callable[[FileResult], None] | None = None,
                  force: bool = False, on_bytes: Callable[[int], None] | None = None,
-                 jobs: int = 1) -> list[FileResult]:
-    """Ingest ``paths`` in order.  With ``jobs`` > 1, small changed files are parsed by that
-    many worker processes while this one writes (SQLite has one writer): the order of
-    writing, and so of identity decisions, stays the order of ``paths``."""
+                 jobs: int = 1, parallel: "Parallel | None" = None) -> list[FileResult]:
+    """Ingest ``paths`` in order.  With ``jobs`` > 1, small changed files are read by that
+    many processes, this one included, while this one writes (SQLite has one writer): the
+    order of writing, and so of identity decisions, stays the order of ``paths``.
+    ``parallel``: that reading started already (parallel.start), closed here."""
     paths = list(paths)
     _real_dir.cache_clear()
-    pool, pending = None, {}
-    if jobs > 1 and len(paths) > 1:
-        pool, pending = _start_parsing(db, paths, tags, force, jobs)
+    if parallel is None and jobs > 1 and len(paths) > 1:
+        from .parallel import start
+
+        parallel = start(db.conn, paths, tags, force, jobs)
     results = []
     try:
         for path in paths:
@@ -501,15 +474,15 @@ def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path],
             elif not path.exists():
                 result = FileResult(str(path), status="error", error=f"{path}: no such file")
             else:
-                future = pending.pop(path, None)
                 result = ingest_file(db, path, tags, force=force, on_bytes=on_bytes,
-                                     parsed=_worker_result(future, path), stream=jobs > 1)
+                                     parsed=parallel.take(path) if parallel else None,
+                                     stream=jobs > 1)
             results.append(result)
             if on_file:
                 on_file(result)
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+        if parallel is not None:
+            parallel.close()
     return results
 
 
@@ -532,103 +505,6 @@ def freeze_what_stays() -> None:
 
 
 _frozen = False
-
-
-def _start_parsing(db, paths: list[Path], tags, force: bool, jobs: int):
-    """Submit every small file that is not stored as it is now to a pool of workers."""
-    import multiprocessing
-    from concurrent.futures import Future, ProcessPoolExecutor
-
-    todo = []
-    for path in paths:
-        try:
-            stat = path.stat()
-            if not path.is_file() or stat.st_size > PARALLEL_MAX_BYTES:
-                continue
-            if not force and stat_says(_existing(db, real_path(path)), stat) is True:
-                continue
-        except OSError:
-            continue
-        todo.append(path)
-    if len(todo) < 2:
-        return None, {}
-    # The first file is read here, before the fork: the workers then start with its imports,
-    # compiled grammars and learnt shapes instead of each paying for them (most of a small
-    # note's cost in a fresh process).
-    first = Future()
-    try:
-        first.set_result(_parse_whole(str(todo[0]), tags))
-    except Exception as exc:     # read again by ingest_file, which reports it with file:line
-        first.set_exception(exc)
-    sharing = {}
-    if _can_fork():
-        from .shapeshare import Exchange, join
-
-        # The workers share the shapes they learn (shapeshare.py), forked with its file
-        # open; the pool holds it, closed when the pool goes.
-        sharing = {"initializer": join, "initargs": (Exchange(),)}
-    context = multiprocessing.get_context("fork" if _can_fork() else "spawn")
-    # Forked workers start all at once: no more of them than files for them.
-    workers = min(jobs, len(todo) - 1)
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, **sharing)
-    pending = {todo[0]: first}
-    for chunk in _chunks(todo[1:], workers):
-        futures = [Future() for _ in chunk]
-        pending.update(zip(chunk, futures))
-        pool.submit(_parse_chunk, [str(p) for p in chunk], tags).add_done_callback(
-            functools.partial(_hand_out, futures))
-    return pool, pending
-
-
-# Files a worker reads per task: its results come back together, so the writer is woken (and
-# takes a core from a worker) once per chunk, not once per note.
-CHUNK_FILES = 8
-
-
-def _chunks(paths: list, workers: int) -> Iterator[list]:
-    """``paths`` in order, in chunks of CHUNK_FILES, smaller towards the end: the last
-    results come as the workers finish, leaving the writer little to store alone."""
-    at = 0
-    while at < len(paths):
-        size = max(1, min(CHUNK_FILES, (len(paths) - at) // (4 * workers)))
-        yield paths[at:at + size]
-        at += size
-
-
-def _parse_chunk(paths: list[str], tags: dict[str, str] | None) -> list:
-    """_parse_packed of each path; None for one that failed (read again by the writer, which
-    reports its error with file:line)."""
-    out = []
-    for path in paths:
-        try:
-            out.append(_parse_packed(path, tags))
-        except Exception:
-            out.append(None)
-    return out
-
-
-def _hand_out(futures: list, chunk) -> None:
-    """A chunk's results, each to its file's future."""
-    try:
-        results = chunk.result()
-    except BaseException as exc:        # a worker killed, the chunk cancelled
-        results = [exc] * len(futures)
-    for future, result in zip(futures, results):
-        if result is None or isinstance(result, BaseException):
-            future.set_exception(result or RuntimeError("not read"))
-        else:
-            future.set_result(result)
-
-
-def _worker_result(future, path: Path) -> Parsing | None:
-    """The worker's reading of ``path``, or None to read it here (no worker took it, or the
-    worker died: reading it here gives the same rows, or the error with its file:line)."""
-    if future is None:
-        return None
-    try:
-        return _unpacked(future.result())
-    except Exception:   # a worker killed or unpicklable item: this process reads it
-        return None
 
 
 def _unpacked(result: "Parsing | tuple[bytes, ReadReport]") -> Parsing:

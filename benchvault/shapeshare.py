@@ -75,4 +75,4 @@ def join(exchange: Exchange) -> None:
         pass
 
 
-WORKER_NICE = 10
+WORKER_NICE = 0

@@ -70,7 +70,7 @@ def streamed(parse: Callable[[ReadReport, Callable[[], bool]], Iterator[Any]],
     # Forked here, not at the first item: before the caller starts threads (the file's hash).
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_produce, args=(parse, sender), daemon=True)
+    process = context.Process(target=_produce, args=(parse, sender, receiver), daemon=True)
     process.start()
     sender.close()
     return Stream(process, receiver, report)
@@ -116,8 +116,12 @@ class Stream:
 
 
 def _produce(parse: Callable[[ReadReport, Callable[[], bool]], Iterator[Any]],
-             sender) -> None:
+             sender, receiver) -> None:
     """The worker: ``parse`` run with the items sent in batches (see :func:`streamed`)."""
+    # The reading end, inherited through fork: closed, so that the pipe breaks (and this
+    # process ends) when the writer is gone -- else, killed, it would leave this one blocked
+    # for ever on a full pipe that it holds open itself.
+    receiver.close()
     batch: list[Any] = []
     read = [0]
     share = Share()

@@ -44,6 +44,33 @@ def integrity(db: Path) -> str:
     return pragma(db, "integrity_check")
 
 
+def stored_sources(db: Path) -> int:
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT count(*) FROM sources").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0                        # not made yet
+
+
+def left_running(db: Path, wait: float = 5.0) -> list[int]:
+    """Processes still running an ingest into ``db`` (a killed writer's workers must end)."""
+    deadline = time.time() + wait
+    while True:
+        found = []
+        for proc in Path("/proc").iterdir():
+            try:
+                if proc.name.isdigit() and str(db).encode() in (proc / "cmdline").read_bytes():
+                    found.append(int(proc.name))
+            except OSError:
+                continue            # gone meanwhile
+        if not found or time.time() > deadline:
+            return found
+        time.sleep(0.1)
+
+
 def test_sigkill_mid_file_leaves_it_all_out_then_rerun_completes(tmp_path):
     big, blocks = big_note(tmp_path, 400)
     db = tmp_path / "w.db"
@@ -57,6 +84,7 @@ def test_sigkill_mid_file_leaves_it_all_out_then_rerun_completes(tmp_path):
     assert proc.poll() is None, "ingest finished before it could be killed: make the file bigger"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
+    assert left_running(db) == []       # the worker reading the file ended with it
     assert integrity(db) == "ok"
     assert rows(db, "SELECT count(*) AS n FROM sources")[0]["n"] == 0
     assert rows(db, "SELECT count(*) AS n FROM serving_runs")[0]["n"] == 0
@@ -69,6 +97,30 @@ def test_sigkill_mid_file_leaves_it_all_out_then_rerun_completes(tmp_path):
     assert rows(db, "SELECT count(*) AS n, sum(sightings) AS seen FROM serving_runs"
                 ) == [{"n": 6, "seen": blocks}]
     assert integrity(db) == "ok"
+
+
+def test_sigkill_amid_many_notes_leaves_no_worker_behind(tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for i in range(300):
+        seed = sorted(SEEDS.glob("*.md"))[i % 4]
+        (notes / f"n{i:03d}.md").write_text(f"note {i}\n\n" + seed.read_text())
+    db = tmp_path / "w.db"
+    proc = subprocess.Popen(ingest_cmd(db, notes) + ["-j", "2"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline and proc.poll() is None and not stored_sources(db):
+        time.sleep(0.01)                # some notes stored, the worker mid-chunk
+    assert proc.poll() is None, "ingest finished before it could be killed: more notes"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert left_running(db) == []
+    assert integrity(db) == "ok"
+    stored = rows(db, "SELECT count(*) AS n FROM sources")[0]["n"]
+    assert 0 < stored < 300
+    done = subprocess.run(ingest_cmd(db, notes), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert rows(db, "SELECT count(*) AS n FROM sources")[0]["n"] == 300
 
 
 def test_four_concurrent_ingests_on_overlapping_files(tmp_path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import FIXTURES, WAREHOUSE_TABLES, ingested_warehouse
 from benchvault.files import expand_paths
 from benchvault.ingest import ingest_paths
@@ -33,52 +35,29 @@ def test_unchanged_files_are_not_sent_to_workers(tmp_path):
 
 def test_workers_really_parse(tmp_path):
     """The workers' results are used, not quietly re-read here after a pickling failure."""
-    from benchvault.ingest import _start_parsing, _unpacked
+    from concurrent.futures import wait
+
+    from benchvault import parallel
 
     files = expand_paths([FIXTURES / "seeds", FIXTURES / "serving_result_json"])
     db = connect(tmp_path / "w.db")
     try:
-        pool, pending = _start_parsing(db, files, None, False, 2)
+        reading = parallel.start(db.conn, files, None, False, 2)
         try:
-            assert set(pending) == set(files)
-            # raises if one failed
-            parsed = {p.name: _unpacked(f.result()) for p, f in pending.items()}
+            assert set(reading.chunk_of) == set(files)
+            wait([future for _, future in reading.chunks])    # all read by the worker
+            assert reading.done == {}                         # none here
+            parsed = {p.name: reading.take(p) for p in files}
         finally:
-            pool.shutdown()
+            reading.close()
     finally:
         db.close()
+    assert all(parsed.values())
     assert len(parsed["strix-halo_vllm-vs-llamacpp.md"].items) > 20
 
 
-def test_a_first_file_that_fails_before_the_fork_is_read_again(tmp_path, monkeypatch):
-    """The first file is read in this process before the workers fork; if that reading
-    fails, the file is read again where errors are reported, like a worker's failure."""
-    from benchvault import ingest
-
-    files = expand_paths([FIXTURES / "seeds"])
-    real, calls = ingest._parse_whole, []
-
-    def first_fails(path, tags):
-        calls.append(path)
-        if len(calls) == 1:
-            raise RuntimeError("the parser crashed")
-        return real(path, tags)
-
-    serial, _ = ingested_warehouse(tmp_path / "serial.db", files, jobs=1)
-    monkeypatch.setattr(ingest, "_parse_whole", first_fails)
-    db = connect(tmp_path / "w.db")
-    try:
-        results = ingest_paths(db, files, jobs=2)
-    finally:
-        db.close()
-    assert calls[0] == str(files[0])
-    assert [r.status for r in results] == ["ingested"] * len(files)
-    assert [(r.runs, r.counts) for r in results] == [(r.runs, r.counts) for r in serial]
-    assert results[0].runs > 0
-
-
 def test_notes_go_to_workers_in_chunks_smaller_towards_the_end():
-    from benchvault.ingest import _chunks
+    from benchvault.parallel import _chunks
 
     sizes = [len(c) for c in _chunks(list(range(499)), 2)]
     assert sizes[:3] == [8, 8, 8] and sizes[-3:] == [1, 1, 1]
@@ -87,32 +66,36 @@ def test_notes_go_to_workers_in_chunks_smaller_towards_the_end():
     assert [len(c) for c in _chunks([1, 2, 3], 2)] == [1, 1, 1]
 
 
-def test_a_note_a_worker_fails_on_is_read_here_and_the_rest_of_its_chunk_kept(tmp_path,
-                                                                             monkeypatch):
-    from benchvault import ingest
+@pytest.mark.parametrize("bad", [0, 9, -1])
+def test_a_note_whose_reading_fails_is_read_again_and_the_rest_of_its_chunk_kept(
+        tmp_path, monkeypatch, bad):
+    """Wherever a note is read (a worker, or this process while it would wait), a failure
+    there gives way to ingest_file reading it again, which reports any error with file:line."""
+    from benchvault import ingest, parallel
 
     files = expand_paths([FIXTURES])
-    bad, real = files[9], ingest._parse_packed
+    bad, real = files[bad], ingest._parse_whole
 
-    def flaky(path, tags):      # called in the forked workers, as patched here
+    def flaky(path, tags):      # also in the workers forked after this
         if path == str(bad):
             raise RuntimeError("the parser crashed")
         return real(path, tags)
 
     serial, one = ingested_warehouse(tmp_path / "serial.db", files, jobs=1)
-    monkeypatch.setattr(ingest, "_parse_packed", flaky)
+    monkeypatch.setattr(ingest, "_parse_whole", flaky)
     db = connect(tmp_path / "w.db")
     try:
-        pool, pending = ingest._start_parsing(db, files, None, False, 2)
+        reading = parallel.start(db.conn, files, None, False, 2)
         try:
-            got = {path: ingest._worker_result(future, path) for path, future in pending.items()}
+            got = {path: reading.take(path) for path in reading.chunk_of}
         finally:
-            pool.shutdown()
+            reading.close()
     finally:
         db.close()
     assert len(got) > 150
     assert got[bad] is None and all(got[p] is not None for p in got if p != bad)
-    parallel, two = ingested_warehouse(tmp_path / "parallel.db", files, jobs=2)
-    assert [(r.path, r.counts) for r in parallel] == [(r.path, r.counts) for r in serial]
+    parallel_, two = ingested_warehouse(tmp_path / "parallel.db", files, jobs=2)
+    assert [(r.path, r.status, r.counts) for r in parallel_] == \
+        [(r.path, r.status, r.counts) for r in serial]
     for table in WAREHOUSE_TABLES:
         assert two[table] == one[table], table

@@ -46,7 +46,7 @@ def test_a_row_model_is_named_the_same_in_every_process():
 # learnt; the second reads a copy of it after that (with the exchange, or alone).
 SCENARIO = """
 import json, multiprocessing, sys
-from benchvault import ingest, shapeshare
+from benchvault import ingest, parallel, shapeshare
 from benchvault.reading import memo
 
 log, copy, share = sys.argv[1], sys.argv[2], sys.argv[3] == "share"
@@ -61,7 +61,7 @@ def read(path, out, join):
     if join:
         shapeshare.join(exchange)
     before = misses()
-    items = ingest._unpacked(ingest._parse_packed(path, None)).items
+    items = ingest._unpacked(parallel._parse_packed(path, None)).items
     out.put((misses() - before, len(items)))
 
 out = fork.Queue()
@@ -69,7 +69,7 @@ for path, join in ((log, True), (copy, share)):
     worker = fork.Process(target=read, args=(path, out, join))
     worker.start()
     worker.join()
-print(json.dumps([out.get(), out.get()]))
+print(json.dumps([out.get(timeout=60), out.get(timeout=60)]))
 """
 
 

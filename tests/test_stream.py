@@ -10,7 +10,7 @@ import pytest
 
 from conftest import (WAREHOUSE_TABLES, assert_same_item, ingested_warehouse,
                       warehouse_tables)
-from benchvault import ingest, stream
+from benchvault import ingest, parallel, stream
 from benchvault.files import IngestWarning, expand_paths
 from benchvault.ingest import ingest_file, parse_file
 from benchvault.parsers.base import Block
@@ -62,7 +62,7 @@ def test_streamed_files_store_what_one_process_stores(tmp_path, monkeypatch):
                           ROOT / "fixtures/spec_decode", ROOT / "fixtures/serving_result_json"])
     serial, one = ingested_warehouse(tmp_path / "serial.db", files, jobs=1)
     # Every file "big": none goes to the pool, each is streamed from a worker of its own.
-    monkeypatch.setattr(ingest, "PARALLEL_MAX_BYTES", -1)
+    monkeypatch.setattr(parallel, "PARALLEL_MAX_BYTES", -1)
     monkeypatch.setattr(ingest, "STREAM_MIN_BYTES", 0)
     calls = []
     real = stream.streamed
@@ -117,7 +117,7 @@ def test_blocks_left_to_the_writer_are_built_there_alike(tmp_path, monkeypatch):
 
     files = expand_paths([ROOT / "fixtures/seeds", ROOT / "fixtures/vllm_serving"])
     serial, one = ingested_warehouse(tmp_path / "serial.db", files, jobs=1)
-    monkeypatch.setattr(ingest, "PARALLEL_MAX_BYTES", -1)
+    monkeypatch.setattr(parallel, "PARALLEL_MAX_BYTES", -1)
     monkeypatch.setattr(ingest, "STREAM_MIN_BYTES", 0)
     monkeypatch.setattr(stream.Share, "__call__", lambda self: True)
     built_here = []

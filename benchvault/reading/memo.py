@@ -290,6 +290,11 @@ def record_learnt() -> None:
         _learnt = []
 
 
+def stop_recording() -> None:
+    global _learnt
+    _learnt = None
+
+
 def take_learnt() -> list[tuple[str, str, tuple]]:
     """(memo name, shape key, entry) for each shape learnt since the last call: plain data
     another process gives to ``adopt``."""

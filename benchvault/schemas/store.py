@@ -12,7 +12,7 @@ import types
 import typing
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from ..dbfile import SCHEMA_VERSION, busy_timeout
 from ..errors import bad_database
@@ -20,8 +20,15 @@ from . import models
 from .models import Row, json_safe
 
 
+if TYPE_CHECKING:
+    import sqlite_utils
+
+
+@lru_cache(maxsize=None)
 def _import_sqlite_utils_lightly():
-    """sqlite-utils, imported without pandas and numpy when they are not loaded yet.
+    """sqlite-utils, imported without pandas and numpy when they are not loaded yet, and only
+    when a warehouse is opened: the models and the readers do without it (a worker process
+    that only reads files never loads it).
 
     sqlite-utils imports both (half a second, most of an ingest's start-up) only to map their
     scalar types to column types; benchvault never writes such values.  Whatever imports
@@ -37,8 +44,6 @@ def _import_sqlite_utils_lightly():
             del sys.modules[name]
     return sqlite_utils
 
-
-sqlite_utils = _import_sqlite_utils_lightly()
 
 # (table, columns, unique): the look-ups ingest, reports and Datasette make.
 INDEXES = (
@@ -128,7 +133,7 @@ def connect(path: str | Path) -> sqlite_utils.Database:
     timeout = busy_timeout()
     started = time.monotonic()
     conn = sqlite3.connect(str(path), timeout=timeout, isolation_level=None)
-    db = sqlite_utils.Database(conn)
+    db = _import_sqlite_utils_lightly().Database(conn)
     if str(path) != ":memory:":
         # A new warehouse's pages (no effect on an existing one): a report or export reads
         # every run's wide row, and 16 KiB pages make that scan one read per ~7 runs instead
