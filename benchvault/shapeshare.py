@@ -67,12 +67,3 @@ def join(exchange: Exchange) -> None:
     global joined
     joined = exchange
     memo.record_learnt()
-    try:
-        # Below the writer: it takes a core whenever it has rows to store, so it is never
-        # left behind with a backlog to store alone once the workers are done.
-        os.nice(WORKER_NICE)
-    except OSError:
-        pass
-
-
-WORKER_NICE = 0
