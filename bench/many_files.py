@@ -1,5 +1,6 @@
-"""Many small notes, one process against worker processes: `benchvault ingest -j 1` and the
-default `-j` (one worker per core) on the same 500 notes, each in a fresh process, in one run.
+"""Many small notes, one process against several: `benchvault ingest -j 1` and the default
+`-j` (one process per core, the writer included) on the same 500 notes, each in a fresh
+process, in one run.
 
 The notes are the repository's own fixtures (notes, captures, tables) copied to 500 files, each
 with a first line of its own, so every one is a new file to the warehouse.
@@ -104,8 +105,8 @@ def main() -> None:
     if pairs:
         print(f"two -j 1 ingests of the same notes at once: {min(pairs):.2f} s against "
               f"{one:.2f} s alone, i.e. {2 * one / min(pairs):.2f}x for this workload on two "
-              f"processes (a -j 2 ingest also pays for handing items to the writer and "
-              f"for each worker learning the shapes again)")
+              f"processes; a -j 2 ingest's start-up before its worker forks (imports, the "
+              f"walk) is serial, and the two start-ups of this pair are not)")
 
 
 if __name__ == "__main__":
