@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from conftest import FIXTURES, WAREHOUSE_TABLES, ingested_warehouse
@@ -99,3 +102,42 @@ def test_a_note_whose_reading_fails_is_read_again_and_the_rest_of_its_chunk_kept
         [(r.path, r.status, r.counts) for r in serial]
     for table in WAREHOUSE_TABLES:
         assert two[table] == one[table], table
+
+
+def test_the_command_line_starts_its_worker_early_and_stores_what_one_process_stores(
+        tmp_path):
+    """`benchvault ingest -j 2` forks its worker before loading the readers (parallel.py):
+    the same warehouse as `-j 1`, warnings included; then a re-run finds every file
+    unchanged and one changed file is replaced alone."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import ROOT, warehouse_tables
+
+    notes = tmp_path / "notes"
+    for folder in ("seeds", "vllm_serving", "llama_bench", "vllm_server"):
+        shutil.copytree(FIXTURES / folder, notes / folder)
+
+    def ingest(db, *extra):
+        done = subprocess.run([sys.executable, "-m", "benchvault.cli", "ingest", str(notes),
+                               "--db", str(db), "--json", *extra], capture_output=True,
+                              text=True, cwd=ROOT)
+        assert done.returncode in (0, 1), done.stderr
+        return [(Path(r["path"]).name, r["status"], r["counts"], len(r["warnings"]))
+                for r in json.loads(done.stdout)]
+
+    one = ingest(tmp_path / "one.db", "-j", "1")
+    two = ingest(tmp_path / "two.db", "-j", "2")
+    assert two == one and len(one) > 30 and sum(r[2].get("serving_runs", 0) for r in one) > 30
+    stored_one, stored_two = warehouse_tables(tmp_path / "one.db"), \
+        warehouse_tables(tmp_path / "two.db")
+    for table in WAREHOUSE_TABLES:
+        assert stored_two[table] == stored_one[table], table
+    assert {status for _, status, _, _ in ingest(tmp_path / "two.db", "-j", "2")} == \
+        {"unchanged"}
+    changed = sorted((notes / "seeds").glob("*.md"))[0]
+    changed.write_text(changed.read_text() + "\nlater\n")
+    again = ingest(tmp_path / "two.db", "-j", "2")
+    assert [(name, status) for name, status, _, _ in again if status != "unchanged"] == \
+        [(changed.name, "replaced")]
