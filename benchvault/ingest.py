@@ -489,9 +489,10 @@ def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path],
 def freeze_what_stays() -> None:
     """Load the readers, then keep what is loaded so far (modules, formats, compiled patterns:
     it lives as long as the process) out of the garbage collector's full passes, which would
-    walk all of it again and again (4% of a blocks-only ingest).  Before any fork, too: a
-    worker then does not copy the pages a collection would touch.  For a process that ingests
-    and ends (the CLI): what is frozen is never collected, cycles included."""
+    walk all of it again and again (4% of a blocks-only ingest).  In every process that
+    reads (a worker forked after it does not copy the pages a collection would touch; one
+    forked before calls it itself).  For a process that ingests and ends (the CLI): what is
+    frozen is never collected, cycles included."""
     import gc
 
     global _frozen
@@ -505,13 +506,3 @@ def freeze_what_stays() -> None:
 
 
 _frozen = False
-
-
-def _unpacked(result: "Parsing | tuple[bytes, ReadReport]") -> Parsing:
-    """A pool worker's result (see _parse_packed) as the items it read."""
-    from .packing import unpack
-
-    if isinstance(result, Parsing):     # the first file, read here before the fork
-        return result
-    items, report = result
-    return Parsing(unpack(items), report)

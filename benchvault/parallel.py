@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from .files import stat_says, stored
-from .reading import memo
 
 if TYPE_CHECKING:
     from .ingest import Parsing
@@ -81,11 +80,11 @@ class Parallel:
         workers = max(1, min(jobs - 1, len(todo) - 1))
         fork = can_fork()
         if fork:
-            from .shapeshare import Exchange
+            from .shapeshare import Exchange, join
 
-            # Forked with the exchange's file open; what this process learns is sent too.
+            # Forked with the exchange's file open; this process takes part too.
             self.exchange = Exchange()
-            memo.record_learnt()
+            join(self.exchange)
         self.pool = ProcessPoolExecutor(
             max_workers=workers, mp_context=multiprocessing.get_context(
                 "fork" if fork else "spawn"), initializer=_worker_starts,
@@ -117,8 +116,6 @@ class Parallel:
             results = future.result()
         except Exception:                        # a worker killed
             results = [None] * len(chunk)
-        from .ingest import _unpacked
-
         for other, result in zip(chunk, results):
             self.done[other] = _unpacked(result) if result is not None else None
         return self.done.pop(path)
@@ -134,22 +131,18 @@ class Parallel:
         return False
 
     def _read_here(self, chunk: list[Path]) -> None:
-        from . import ingest
-
         for path in chunk:
-            if self.exchange is not None:
-                self.exchange.receive()
             try:
-                self.done[path] = ingest._parse_whole(str(path), self.tags)
+                self.done[path] = _read_sharing(str(path), self.tags)
             except Exception:
                 self.done[path] = None
-            if self.exchange is not None:
-                self.exchange.send()
 
     def close(self) -> None:
         self.pool.shutdown(cancel_futures=True)
         if self.exchange is not None:
-            memo.stop_recording()
+            from .shapeshare import leave
+
+            leave()
 
 
 def _worker_starts(exchange, writer: int) -> None:
@@ -196,8 +189,25 @@ def _parse_chunk(paths: list[str], tags: dict[str, str] | None) -> list:
 
 def _parse_packed(path: str, tags: dict[str, str] | None) -> tuple:
     """A worker's reading of ``path``, its items packed for the writer (packing.pack)."""
-    from . import ingest
     from .packing import pack
+
+    parsing = _read_sharing(path, tags)
+    return pack(parsing.items), parsing.report
+
+
+def _unpacked(result: tuple) -> Parsing:
+    """A worker's result (see _parse_packed) as the items it read."""
+    from .ingest import Parsing
+    from .packing import unpack
+
+    items, report = result
+    return Parsing(unpack(items), report)
+
+
+def _read_sharing(path: str, tags: dict[str, str] | None) -> Parsing:
+    """``path`` read (ingest._parse_whole), the shapes the other processes learnt taken in
+    before and the ones learnt here sent after (shapeshare.py), when this process shares."""
+    from . import ingest
     from .shapeshare import joined
 
     if joined is not None:
@@ -205,5 +215,5 @@ def _parse_packed(path: str, tags: dict[str, str] | None) -> tuple:
     parsing = ingest._parse_whole(path, tags)
     if joined is not None:
         joined.send()
-    return pack(parsing.items), parsing.report
+    return parsing
 

@@ -58,12 +58,20 @@ class Exchange:
         self.read_to += at
 
 
-# The exchange this worker process takes part in (set by join, in the worker).
+# The exchange this process takes part in (see join).
 joined: Exchange | None = None
 
 
 def join(exchange: Exchange) -> None:
-    """A pool worker's initializer: record what the memos learn, to send it."""
+    """Take part in ``exchange`` (the writer, and each worker as it starts): record what the
+    memos learn, to send it."""
     global joined
     joined = exchange
     memo.record_learnt()
+
+
+def leave() -> None:
+    """Take part no more (the writer, once its workers are gone)."""
+    global joined
+    joined = None
+    memo.stop_recording()

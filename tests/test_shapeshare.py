@@ -61,7 +61,7 @@ def read(path, out, join):
     if join:
         shapeshare.join(exchange)
     before = misses()
-    items = ingest._unpacked(parallel._parse_packed(path, None)).items
+    items = parallel._unpacked(parallel._parse_packed(path, None)).items
     out.put((misses() - before, len(items)))
 
 out = fork.Queue()
