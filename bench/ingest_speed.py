@@ -190,7 +190,7 @@ def measure(name: str, path: Path, blocks: int) -> dict:
     db = path.with_suffix(".db")
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
-    bv = [sys.executable, "-m", "benchvault.cli", "ingest", str(path), "--db", str(db), "--json"]
+    bv = [sys.executable, "-m", "benchvault", "ingest", str(path), "--db", str(db), "--json"]
     # A fresh interpreter per measurement, so peak RSS is the ingest's own.
     first_s, rss_mb, out = timed(bv, path)
     runs = json.loads(out)[0]["counts"].get("serving_runs", 0)

@@ -39,7 +39,7 @@ def run(notes: Path, jobs: int) -> float:
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "benchvault.cli", "ingest", str(notes), "--db",
+    subprocess.run([sys.executable, "-m", "benchvault", "ingest", str(notes), "--db",
                     str(db), "--json", "-j", str(jobs)], check=True, capture_output=True)
     return time.perf_counter() - start
 
@@ -73,7 +73,7 @@ def two_at_once(notes: Path) -> float:
         db = DATA / f"many-pair{k}.db"
         for suffix in ("", "-wal", "-shm"):
             Path(str(db) + suffix).unlink(missing_ok=True)
-        procs.append(subprocess.Popen([sys.executable, "-m", "benchvault.cli", "ingest",
+        procs.append(subprocess.Popen([sys.executable, "-m", "benchvault", "ingest",
                                        str(notes), "--db", str(db), "--json", "-j", "1"],
                                       stdout=subprocess.DEVNULL))
     for proc in procs:

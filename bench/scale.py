@@ -33,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "bench" / "data"
-BENCHVAULT = [sys.executable, "-m", "benchvault.cli"]
+BENCHVAULT = [sys.executable, "-m", "benchvault"]
 MODELS = 4
 BATCHES = 15
 

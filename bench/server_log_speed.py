@@ -51,7 +51,7 @@ def main() -> None:
     db = path.with_suffix(".db")
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
-    bv = [sys.executable, "-m", "benchvault.cli", "ingest", str(path), "--db", str(db), "--json"]
+    bv = [sys.executable, "-m", "benchvault", "ingest", str(path), "--db", str(db), "--json"]
     ingest_s, rss_mb, out = timed(bv, path)
     counts = json.loads(out)[0]["counts"]
     again_s, _, _ = timed(bv, path)

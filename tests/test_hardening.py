@@ -18,7 +18,7 @@ SEED_RUNS = {"deepseek-v3_h100_tp-vs-pp_llamacpp.md": 11, "mi300x_llama70b_tp-pp
 
 
 def ingest_cmd(db: Path, *paths: Path) -> list[str]:
-    return [sys.executable, "-m", "benchvault.cli", "ingest", *map(str, paths), "--db", str(db),
+    return [sys.executable, "-m", "benchvault", "ingest", *map(str, paths), "--db", str(db),
             "--json"]
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, WAREHOUSE_TABLES, ingested_warehouse
+from conftest import FIXTURES, WAREHOUSE_TABLES, ingested_warehouse, warehouse_tables
 from benchvault.files import expand_paths
 from benchvault.ingest import ingest_paths
 from benchvault.schemas.store import connect
@@ -38,8 +38,6 @@ def test_unchanged_files_are_not_sent_to_workers(tmp_path):
 
 def test_workers_really_parse(tmp_path):
     """The workers' results are used, not quietly re-read here after a pickling failure."""
-    from concurrent.futures import wait
-
     from benchvault import parallel
 
     files = expand_paths([FIXTURES / "seeds", FIXTURES / "serving_result_json"])
@@ -48,7 +46,9 @@ def test_workers_really_parse(tmp_path):
         reading = parallel.start(db.conn, files, None, False, 2)
         try:
             assert set(reading.chunk_of) == set(files)
-            wait([future for _, future in reading.chunks])    # all read by the worker
+            while len(reading.arrived) < len(reading.chunks):
+                reading._collect(block=True)                  # all read by the worker
+            assert {reading.team.holder(i) for i in range(len(reading.chunks))} == {1}
             assert reading.done == {}                         # none here
             parsed = {p.name: reading.take(p) for p in files}
         finally:
@@ -106,9 +106,9 @@ def test_a_note_whose_reading_fails_is_read_again_and_the_rest_of_its_chunk_kept
 
 def test_the_command_line_starts_its_worker_early_and_stores_what_one_process_stores(
         tmp_path):
-    """`benchvault ingest -j 2` forks its worker before loading the readers (parallel.py):
-    the same warehouse as `-j 1`, warnings included; then a re-run finds every file
-    unchanged and one changed file is replaced alone."""
+    """`benchvault ingest -j 2` forks its worker before the command line loads (the entry
+    point, __main__.py): the same warehouse as `-j 1`, warnings included; then a re-run finds
+    every file unchanged and one changed file is replaced alone."""
     import json
     import subprocess
     import sys
@@ -120,7 +120,7 @@ def test_the_command_line_starts_its_worker_early_and_stores_what_one_process_st
         shutil.copytree(FIXTURES / folder, notes / folder)
 
     def ingest(db, *extra):
-        done = subprocess.run([sys.executable, "-m", "benchvault.cli", "ingest", str(notes),
+        done = subprocess.run([sys.executable, "-m", "benchvault", "ingest", str(notes),
                                "--db", str(db), "--json", *extra], capture_output=True,
                               text=True, cwd=ROOT)
         assert done.returncode in (0, 1), done.stderr
@@ -141,3 +141,80 @@ def test_the_command_line_starts_its_worker_early_and_stores_what_one_process_st
     again = ingest(tmp_path / "two.db", "-j", "2")
     assert [(name, status) for name, status, _, _ in again if status != "unchanged"] == \
         [(changed.name, "replaced")]
+
+
+def test_the_early_worker_is_handed_the_files_or_ended(tmp_path):
+    """The worker fork_early starts is the one start hands the files to; an ingest that needs
+    no worker (one file) ends it."""
+    from benchvault import parallel
+
+    files = expand_paths([FIXTURES / "seeds"])
+    serial, one = ingested_warehouse(tmp_path / "serial.db", files, jobs=1)
+    parallel.fork_early(["notes", "-j", "2"])
+    early = parallel._early.workers[0].pid
+    db = connect(tmp_path / "w.db")
+    try:
+        reading = parallel.start(db.conn, files, None, False, 2)
+        assert [w.pid for w in reading.workers] == [early] and parallel._early is None
+        ingest_paths(db, files, jobs=2, parallel=reading)
+    finally:
+        db.close()
+    assert _reaped(early)
+    two = warehouse_tables(tmp_path / "w.db")
+    for table in WAREHOUSE_TABLES:
+        assert two[table] == one[table], table
+
+    parallel.fork_early(["one.md"])
+    early = parallel._early.workers[0].pid
+    assert parallel.start(None, files[:1], None, False, 2) is None
+    assert parallel._early is None and _reaped(early)
+
+
+def _reaped(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("args,jobs", [
+    (["notes", "-j", "1"], 1), (["-j1", "notes"], 1), (["--jobs=3", "x"], 3),
+    (["notes", "--jobs", "2", "--db", "w.db"], 2), (["notes", "--db", "w.db"], None),
+    (["notes", "-j", "many"], None), (["--", "-j", "1"], None)])
+def test_the_entry_point_reads_jobs_as_the_command_line_will(args, jobs):
+    from benchvault.parallel import _jobs_asked
+
+    assert _jobs_asked(args) == jobs
+
+
+def test_a_killed_worker_s_files_are_read_by_the_writer(tmp_path):
+    """A worker killed mid-ingest: the chunks it claimed and never sent are read again here,
+    and the warehouse is the one a serial ingest makes."""
+    import os
+    import signal
+    import time
+
+    from benchvault import parallel
+
+    files = expand_paths([FIXTURES / "seeds", FIXTURES / "vllm_serving",
+                          FIXTURES / "llama_bench"])
+    serial, one = ingested_warehouse(tmp_path / "serial.db", files, jobs=1)
+    db = connect(tmp_path / "w.db")
+    try:
+        reading = parallel.start(db.conn, files, None, False, 2)
+        worker = reading.workers[0]
+        while reading.team.holder(0) != worker.number:
+            time.sleep(0.001)               # until it has claimed the first chunk
+        os.kill(worker.pid, signal.SIGKILL)
+        assert reading.take(files[0]) is None and worker.gone    # to be read again here
+        results = ingest_paths(db, files, jobs=2, parallel=reading)
+    finally:
+        db.close()
+    assert [(r.path, r.status, r.counts) for r in results] == \
+        [(r.path, r.status, r.counts) for r in serial]
+    two = warehouse_tables(tmp_path / "w.db")
+    for table in WAREHOUSE_TABLES:
+        assert two[table] == one[table], table

@@ -67,7 +67,7 @@ def server(tmp_path_factory):
     sha256 = hashlib.sha256(db.read_bytes()).hexdigest()
     port = _free_port()
     log = open(tmp / "serve.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "benchvault.cli", "serve", "--db", str(db),
+    proc = subprocess.Popen([sys.executable, "-m", "benchvault", "serve", "--db", str(db),
                              "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
     try:
