@@ -81,10 +81,12 @@ def ingest(
     from .parallel import default_jobs
 
     jobs = jobs or default_jobs()
-    # The workers start now, loading the readers while this process loads them and the
+    # The workers are handed their files now (the first one, forked by the entry point,
+    # has loaded the readers meanwhile) and read while this process loads them and the
     # warehouse's libraries (see parallel.py).
     parallel = _start_reading(db, files, tags, force, jobs, dry_run) \
         if jobs > 1 and len(files) > 1 else None
+    database = None
     try:
         from .ingest import forget_missing, freeze_what_stays
         from .schemas.store import connect
@@ -102,6 +104,8 @@ def ingest(
     finally:
         if parallel is not None:
             parallel.close()
+        if database is not None:
+            database.close()        # checkpointed now, whatever ends the process after
     _report_ingest(results, as_json, dry_run)
 
 
