@@ -11,6 +11,8 @@ process, each on a core of its own.  The shapes each learns, the others are give
 
 A worker writes each chunk's readings to a file of its own and sends where they are down a
 pipe (24 bytes: it never waits for this process to read them); the pipe's end says it is gone.
+Once this process has read all it wrote, the worker writes that file again from its start: it
+holds what is waiting to be read, not all that was.
 
 The command ``benchvault ingest`` forks its first worker before the command line itself loads
 (fork_early, from __main__.py): that worker loads the readers while this process loads typer
@@ -52,6 +54,11 @@ PARALLEL_MAX_BYTES = 8 << 20
 CHUNK_FILES = 8
 # Chunks the claim table holds (a byte each, pages only where used); any beyond are read here.
 CLAIMS = 1 << 22
+# The shared file: the claim cursor, then each worker's count of its result bytes this
+# process has read, then the claims, then the task.
+_READ_BY_WRITER = 8
+_TABLE = _READ_BY_WRITER + 8 * 256
+_TASK = _TABLE + CLAIMS
 # A chunk's claim: free, or the number of the worker that claimed it, or this process's.
 FREE, WRITER = 0, 255
 # What a worker sends per chunk read: its index, and where its readings are in its file.
@@ -71,16 +78,17 @@ def can_fork() -> bool:
 
 class _Team:
     """What this process and its workers share, made before the first of them forks: the
-    claim table (a cursor and a byte per chunk), the task given to all (after the table, in
-    the same unlinked file) and the exchange of shapes."""
+    claim table (a cursor and a byte per chunk), how much of each worker's results this
+    process has read, the task given to all (after the table, in the same unlinked file) and
+    the exchange of shapes."""
 
     def __init__(self) -> None:
         from .shapeshare import Exchange
 
         self._file = tempfile.TemporaryFile()
         self.fd = self._file.fileno()
-        os.ftruncate(self.fd, 8 + CLAIMS)
-        self.table = mmap.mmap(self.fd, 8 + CLAIMS)
+        os.ftruncate(self.fd, _TASK)
+        self.table = mmap.mmap(self.fd, _TASK)
         self.exchange = Exchange()
         self.workers: list[_Worker] = []
 
@@ -89,11 +97,11 @@ class _Team:
         limit = min(count, CLAIMS)
         with self._locked():
             (at,) = _LENGTH.unpack_from(self.table, 0)
-            while at < limit and self.table[8 + at] != FREE:
+            while at < limit and self.table[_TABLE + at] != FREE:
                 at += 1
             if at >= limit:
                 return None
-            self.table[8 + at] = me
+            self.table[_TABLE + at] = me
             _LENGTH.pack_into(self.table, 0, at + 1)
             return at
 
@@ -102,13 +110,24 @@ class _Team:
         if index >= CLAIMS:
             return True
         with self._locked():
-            if self.table[8 + index] != FREE:
+            if self.table[_TABLE + index] != FREE:
                 return False
-            self.table[8 + index] = me
+            self.table[_TABLE + index] = me
             return True
 
     def holder(self, index: int) -> int:
-        return self.table[8 + index] if index < CLAIMS else WRITER
+        return self.table[_TABLE + index] if index < CLAIMS else WRITER
+
+    def read_by_writer(self, number: int, more: int = 0) -> int:
+        """How many bytes of worker ``number``'s results this process has read (counting
+        ``more`` in first)."""
+        at = _READ_BY_WRITER + 8 * number
+        with self._locked():
+            (done,) = _LENGTH.unpack_from(self.table, at)
+            if more:
+                done += more
+                _LENGTH.pack_into(self.table, at, done)
+        return done
 
     def _locked(self):
         # POSIX record locks belong to a process (not shared through fork, unlike flock's).
@@ -117,7 +136,7 @@ class _Team:
     def post(self, task: tuple) -> int:
         """Put the task every worker reads after the table; its length."""
         body = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
-        _write_all(self.fd, body, 8 + CLAIMS)
+        _write_all(self.fd, body, _TASK)
         return len(body)
 
     def fork(self) -> "_Worker | None":
@@ -204,10 +223,10 @@ def _work(team: _Team, number: int, tasks: int, sent: int, results: int, writer:
     length = os.read(tasks, _LENGTH.size)
     if len(length) < _LENGTH.size:
         return                                          # dismissed
-    body = os.pread(team.fd, _LENGTH.unpack(length)[0], 8 + CLAIMS)
+    body = os.pread(team.fd, _LENGTH.unpack(length)[0], _TASK)
     paths, bounds, tags = pickle.loads(body)
     join(team.exchange)
-    offset = 0
+    offset = written = 0
     while (index := team.claim_next(number, len(bounds))) is not None:
         start, end = bounds[index]
         out = []
@@ -217,9 +236,12 @@ def _work(team: _Team, number: int, tasks: int, sent: int, results: int, writer:
             except Exception:
                 out.append(None)
         body = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+        if team.read_by_writer(number) == written:
+            offset = 0          # all read: the file is written again from its start
         _write_all(results, body, offset)
         os.write(sent, _SENT.pack(index, offset, len(body)))     # atomic: < PIPE_BUF
         offset += len(body)
+        written += len(body)
 
 
 def _write_all(fd: int, body: bytes, offset: int) -> None:
@@ -376,6 +398,7 @@ class Parallel:
             for index, offset, length in _SENT.iter_unpack(data[:whole]):
                 self.arrived[index] = pickle.loads(os.pread(worker.results.fileno(), length,
                                                             offset))
+                self.team.read_by_writer(worker.number, length)
 
     def _read_one_ahead(self, index: int) -> bool:
         """Read the nearest chunk after ``index`` that no worker has claimed; False if none."""

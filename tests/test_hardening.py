@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -168,3 +169,17 @@ def test_new_warehouse_has_16k_pages_and_an_old_one_keeps_its_own(tmp_path):
     assert len(rows(new, runs)) == 6
     assert rows(old, runs) == rows(new, runs)
     assert integrity(old) == "ok"
+
+
+def test_the_command_ends_with_its_output_whole_and_the_warehouse_closed(tmp_path):
+    """`benchvault ingest` ends without the interpreter's teardown (__main__.py): the JSON
+    on stdout is whole, the exit code is the command's (1: a file could not be read), and
+    the warehouse was closed first (no -wal or -shm file left beside it)."""
+    db = tmp_path / "w.db"
+    done = subprocess.run(ingest_cmd(db, SEEDS, tmp_path / "missing.md"), capture_output=True,
+                          text=True)
+    assert done.returncode == 1, done.stderr
+    results = json.loads(done.stdout)
+    assert [r["status"] for r in results][-1] == "error" and len(results) == 5
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w.db"]
+    assert rows(db, "SELECT count(*) AS n FROM sources")[0]["n"] == 4

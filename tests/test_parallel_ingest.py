@@ -218,3 +218,23 @@ def test_a_killed_worker_s_files_are_read_by_the_writer(tmp_path):
     two = warehouse_tables(tmp_path / "w.db")
     for table in WAREHOUSE_TABLES:
         assert two[table] == one[table], table
+
+
+def test_a_worker_s_results_file_holds_what_waits_to_be_read_not_all_it_wrote(tmp_path):
+    """Once the writer has read all a worker wrote, the worker writes its file again from
+    the start: over all the fixtures, the file stays smaller than what went through it."""
+    import os
+
+    from benchvault import parallel
+
+    files = expand_paths([FIXTURES])
+    reading = parallel.start(None, files, None, False, 2)
+    try:
+        got = [reading.take(path) for path in files]
+        worker = reading.workers[0]
+        through = reading.team.read_by_writer(worker.number)
+        size = os.fstat(worker.results.fileno()).st_size
+    finally:
+        reading.close()
+    assert sum(g is not None for g in got) > 150
+    assert through > 200_000 and size < through / 2, (size, through)
