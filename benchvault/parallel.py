@@ -61,6 +61,7 @@ _TABLE = _READ_BY_WRITER + 8 * 256
 _TASK = _TABLE + CLAIMS
 # A chunk's claim: free, or the number of the worker that claimed it, or this process's.
 FREE, WRITER = 0, 255
+MAX_WORKERS = WRITER - 1
 # What a worker sends per chunk read: its index, and where its readings are in its file.
 _SENT = struct.Struct("<QQQ")
 _LENGTH = struct.Struct("<Q")
@@ -190,7 +191,7 @@ class _Worker:
         self.number, self.pid, self.tasks, self.sent, self.results = \
             number, pid, tasks, sent, results
         self.pending = b""
-        self.gone = False
+        self.gone = self.stopped = False
 
     def close_ends(self) -> None:
         for fd in (self.tasks, self.sent):
@@ -200,6 +201,9 @@ class _Worker:
 
     def stop(self) -> None:
         """End it (done, or not wanted any more) and reap it."""
+        if self.stopped:
+            return              # reaped: its pid may be another process's by now
+        self.stopped = True
         self.close_ends()
         try:
             os.kill(self.pid, signal.SIGKILL)
@@ -334,7 +338,7 @@ class Parallel:
         # which reports why with file:line).
         self.done: dict[Path, Parsing | None] = {}
         self.team, _early = _early or _Team(), None
-        wanted = max(1, min(jobs - 1, len(todo) - 1))
+        wanted = max(1, min(jobs - 1, len(todo) - 1, MAX_WORKERS))
         while len(self.team.workers) < wanted and self.team.fork() is not None:
             pass
         for extra in self.team.workers[wanted:]:
@@ -350,7 +354,10 @@ class Parallel:
         length = self.team.post(([str(p) for p in todo], bounds, tags))
         join(self.team.exchange)
         for worker in self.workers:
-            os.write(worker.tasks, _LENGTH.pack(length))
+            try:
+                os.write(worker.tasks, _LENGTH.pack(length))
+            except OSError:                         # it died before it was given its task
+                worker.gone = True
         self.arrived: dict[int, list] = {}          # chunk index: the readings sent for it
         self.taken: set[int] = set()                # chunks read here or unpacked from there
         self.unclaimed_from = 0     # every chunk before this one is claimed

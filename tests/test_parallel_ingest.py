@@ -238,3 +238,23 @@ def test_a_worker_s_results_file_holds_what_waits_to_be_read_not_all_it_wrote(tm
         reading.close()
     assert sum(g is not None for g in got) > 150
     assert through > 200_000 and size < through / 2, (size, through)
+
+
+def test_an_early_worker_dead_before_its_task_leaves_the_reading_here(tmp_path):
+    import os
+    import signal
+
+    from benchvault import parallel
+
+    files = expand_paths([FIXTURES / "seeds"])
+    parallel.fork_early(["notes"])
+    worker = parallel._early.workers[0]
+    os.kill(worker.pid, signal.SIGKILL)
+    os.waitid(os.P_PID, worker.pid, os.WEXITED | os.WNOWAIT)     # dead, not yet reaped
+    reading = parallel.start(None, files, None, False, 2)
+    try:
+        assert reading.workers == [worker] and worker.gone
+        got = [reading.take(path) for path in files]
+    finally:
+        reading.close()
+    assert all(g is not None for g in got) and len(got) == 4
