@@ -143,16 +143,22 @@ class _Team:
     def fork(self) -> "_Worker | None":
         """Fork one more worker (None: fork failed, e.g. out of processes)."""
         number = len(self.workers) + 1
-        tasks_read, tasks_write = os.pipe()
-        sent_read, sent_write = os.pipe()
-        results = tempfile.TemporaryFile()
         writer = os.getpid()
+        made: list = []
         try:
+            tasks_read, tasks_write = os.pipe()
+            made += [tasks_read, tasks_write]
+            sent_read, sent_write = os.pipe()
+            made += [sent_read, sent_write]
+            results = tempfile.TemporaryFile()
+            made.append(results)
             pid = os.fork()
-        except OSError:
-            for fd in (tasks_read, tasks_write, sent_read, sent_write):
-                os.close(fd)
-            results.close()
+        except OSError:                           # out of files or processes: one fewer
+            for thing in made:
+                if isinstance(thing, int):
+                    os.close(thing)
+                else:
+                    thing.close()
             return None
         if pid == 0:                              # the worker
             code = 1
@@ -273,7 +279,10 @@ def fork_early(args: list[str]) -> None:
     global _early
     if not can_fork() or (_jobs_asked(args) or default_jobs()) < 2:
         return
-    team = _Team()
+    try:
+        team = _Team()
+    except OSError:             # no temporary file: the ingest forks its workers later, or
+        return                  # reads alone
     if team.fork() is not None:
         _early = team
         atexit.register(dismiss_early)
@@ -325,7 +334,10 @@ def start(db: sqlite3.Connection | None, paths: list[Path], tags: dict[str, str]
     if len(todo) < 2 or not can_fork():
         dismiss_early()
         return None
-    return Parallel(todo, tags, jobs)
+    try:
+        return Parallel(todo, tags, jobs)
+    except OSError:             # no temporary file or pipe to share the files through
+        return None             # (ingest_file reads each one here)
 
 
 class Parallel:
@@ -339,19 +351,24 @@ class Parallel:
         self.done: dict[Path, Parsing | None] = {}
         self.team, _early = _early or _Team(), None
         wanted = max(1, min(jobs - 1, len(todo) - 1, MAX_WORKERS))
-        while len(self.team.workers) < wanted and self.team.fork() is not None:
-            pass
-        for extra in self.team.workers[wanted:]:
-            extra.stop()
-        self.workers = self.team.workers[:wanted]
-        self.chunks = list(_chunks(todo, len(self.workers) + 1))
-        self.chunk_of: dict[Path, int] = {}
-        bounds, at = [], 0
-        for index, chunk in enumerate(self.chunks):
-            self.chunk_of.update((path, index) for path in chunk)
-            bounds.append((at, at + len(chunk)))
-            at += len(chunk)
-        length = self.team.post(([str(p) for p in todo], bounds, tags))
+        try:
+            while len(self.team.workers) < wanted and self.team.fork() is not None:
+                pass
+            for extra in self.team.workers[wanted:]:
+                extra.stop()
+            self.workers = self.team.workers[:wanted]
+            self.chunks = list(_chunks(todo, len(self.workers) + 1))
+            self.chunk_of: dict[Path, int] = {}
+            bounds, at = [], 0
+            for index, chunk in enumerate(self.chunks):
+                self.chunk_of.update((path, index) for path in chunk)
+                bounds.append((at, at + len(chunk)))
+                at += len(chunk)
+            length = self.team.post(([str(p) for p in todo], bounds, tags))
+        except BaseException:
+            for worker in self.team.workers:
+                worker.stop()
+            raise
         join(self.team.exchange)
         for worker in self.workers:
             try:

@@ -258,3 +258,30 @@ def test_an_early_worker_dead_before_its_task_leaves_the_reading_here(tmp_path):
     finally:
         reading.close()
     assert all(g is not None for g in got) and len(got) == 4
+
+
+def test_no_temporary_file_or_no_fork_leaves_the_reading_to_this_process(tmp_path, monkeypatch):
+    """Out of temporary space (the shared table, the results) the ingest reads alone; out of
+    processes, this process claims every chunk itself."""
+    from benchvault import parallel
+
+    files = expand_paths([FIXTURES / "seeds"])
+
+    def no_space(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(parallel.tempfile, "TemporaryFile", no_space)
+        parallel.fork_early(["notes"])
+        assert parallel._early is None
+        assert parallel.start(None, files, None, False, 2) is None
+
+    monkeypatch.setattr(parallel.os, "fork", no_space)
+    reading = parallel.start(None, files, None, False, 2)
+    try:
+        assert reading.workers == []
+        got = [reading.take(path) for path in files]
+    finally:
+        reading.close()
+    assert all(g is not None for g in got)
+    assert {reading.team.holder(i) for i in range(len(reading.chunks))} == {parallel.WRITER}
