@@ -134,6 +134,14 @@ class _Team:
         # POSIX record locks belong to a process (not shared through fork, unlike flock's).
         return _RecordLock(self.fd)
 
+    def close(self) -> None:
+        """End every worker and let the shared files go."""
+        for worker in self.workers:
+            worker.stop()
+        self.table.close()
+        self._file.close()
+        self.exchange.close()
+
     def post(self, task: tuple) -> int:
         """Put the task every worker reads after the table; its length."""
         body = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
@@ -310,8 +318,7 @@ def dismiss_early() -> None:
     """End the worker fork_early started, if start never took it."""
     global _early
     if _early is not None:
-        for worker in _early.workers:
-            worker.stop()
+        _early.close()
         _early = None
 
 
@@ -366,8 +373,7 @@ class Parallel:
                 at += len(chunk)
             length = self.team.post(([str(p) for p in todo], bounds, tags))
         except BaseException:
-            for worker in self.team.workers:
-                worker.stop()
+            self.team.close()
             raise
         join(self.team.exchange)
         for worker in self.workers:
@@ -444,8 +450,7 @@ class Parallel:
     def close(self) -> None:
         from .shapeshare import leave
 
-        for worker in self.team.workers:
-            worker.stop()
+        self.team.close()
         leave()
 
 

@@ -33,6 +33,9 @@ class Exchange:
         fcntl.fcntl(self.fd, fcntl.F_SETFL, fcntl.fcntl(self.fd, fcntl.F_GETFL) | os.O_APPEND)
         self.read_to = 0
 
+    def close(self) -> None:
+        self._file.close()
+
     def send(self) -> None:
         """Append what this process learnt since it last sent."""
         learnt = memo.take_learnt()

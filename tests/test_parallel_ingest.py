@@ -281,7 +281,7 @@ def test_no_temporary_file_or_no_fork_leaves_the_reading_to_this_process(tmp_pat
     try:
         assert reading.workers == []
         got = [reading.take(path) for path in files]
+        holders = {reading.team.holder(i) for i in range(len(reading.chunks))}
     finally:
         reading.close()
-    assert all(g is not None for g in got)
-    assert {reading.team.holder(i) for i in range(len(reading.chunks))} == {parallel.WRITER}
+    assert all(g is not None for g in got) and holders == {parallel.WRITER}
