@@ -1,13 +1,13 @@
 """How a worker's items (rows, warnings, facts) reach the writer: packed lean.
 
-A many-file ingest parses small files in a pool of worker processes, and a big file is parsed
-by a worker of its own (``stream``); this process stores the items (SQLite has one writer).
-Both sides' time counts, so the items cross as plain data: each :class:`Parsed` as its rows'
-models and values, read back without validating again (the worker validated them with the
-same models; ``fastlane._built``).  Pickle's own way for a pydantic model (its state, fields
-set, private and extra attributes, then ``__setstate__``) took 29 µs an item to read back
-against 19 µs so, on 20k result blocks; the collections the garbage collector ran meanwhile
-took as long again (not run while a batch is read back: none of it is garbage).
+A many-file ingest reads small files in worker processes too (``parallel``), and a big file is
+parsed by a worker of its own (``stream``); this process stores the items (SQLite has one
+writer).  Both sides' time counts, so the items cross as plain data: each :class:`Parsed` as
+its rows' models and values, read back without validating again (the worker validated them
+with the same models; ``fastlane._built``).  Pickle's own way for a pydantic model (its state,
+fields set, private and extra attributes, then ``__setstate__``) took 29 µs an item to read
+back against 19 µs so, on 20k result blocks; the collections the garbage collector ran
+meanwhile took as long again (not run while a batch is read back: none of it is garbage).
 """
 
 from __future__ import annotations
