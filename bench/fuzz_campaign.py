@@ -21,7 +21,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
-from benchvault.ingest import ingest_file, parse_file  # noqa: E402
+from benchvault.ingest.parse import parse_file  # noqa: E402
+from benchvault.ingest.pipeline import ingest_file  # noqa: E402
 from benchvault.schemas.store import connect  # noqa: E402
 from fuzzing import mutated, mutated_excerpt  # noqa: E402
 

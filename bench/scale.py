@@ -40,7 +40,7 @@ BATCHES = 15
 
 def build(db: Path, target: int) -> int:
     sys.path.insert(0, str(ROOT))
-    from benchvault.ingest import expand_paths, ingest_paths
+    from benchvault.ingest.pipeline import expand_paths, ingest_paths
     from benchvault.schemas.store import connect
 
     db.unlink(missing_ok=True)

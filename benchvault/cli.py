@@ -45,11 +45,10 @@ def ingest(
     dry_run: bool = typer.Option(False, "--dry-run", help="Parse and report, write nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
     jobs: int = typer.Option(0, "--jobs", "-j", min=0,
-                             help="Processes that read files, this one (which also writes) "
-                                  "included: small files are shared out in chunks, a file of "
-                                  "2 MB or more is read by a worker of its own while this one "
-                                  "stores its rows (0: one per core, up to 4; 1: this process "
-                                  "alone)."),
+                             help="Worker processes that read files while this one stores "
+                                  "them: small files are handed out in chunks, a file of 2 MB "
+                                  "or more is read by a worker of its own (0: one per core, up "
+                                  "to 4; 1: no workers, this process reads and stores alone)."),
     force: bool = typer.Option(False, "--force", help="Re-read files even when unchanged (a file "
                                                       "is unchanged when its size and "
                                                       "modification time, or else its SHA-256, "
@@ -62,7 +61,8 @@ def ingest(
     are warnings with file:line (kept in the unparsed_blocks table); a file that cannot be read
     at all makes the exit code 1, the rest is still ingested.
     """
-    from .files import TEXT_SUFFIXES, FileResult, all_unchanged, expand_paths, real_path
+    from .ingest.find import TEXT_SUFFIXES, all_unchanged, expand_paths, real_path
+    from .ingest.outcome import FileResult
 
     tags = parse_tags(tag)
     if not dry_run:
@@ -78,20 +78,15 @@ def ingest(
         # The usual re-run: answered from sizes and times, before the parsers load.
         _report_ingest([FileResult(str(f), status="unchanged") for f in files], as_json, dry_run)
         return
-    from .parallel import default_jobs
+    from .ingest.workers import default_jobs
 
-    jobs = jobs or default_jobs()
-    # The workers are handed their files now (the first one, forked by the entry point,
-    # has loaded the readers meanwhile) and read while this process loads them and the
-    # warehouse's libraries (see parallel.py).
-    parallel = _start_reading(db, files, tags, force, jobs, dry_run) \
-        if jobs > 1 and len(files) > 1 else None
+    # The workers start first: they load the readers while this process loads the
+    # warehouse's libraries.
+    readings = _start_reading(db, files, tags, force, jobs or default_jobs(), dry_run)
     database = None
     try:
-        from .ingest import forget_missing, freeze_what_stays
+        from .ingest.pipeline import forget_missing
         from .schemas.store import connect
-
-        freeze_what_stays()
 
         database = connect(":memory:" if dry_run else db)
         # Stored files that were deleted since: their sightings go, other files' runs stay.
@@ -100,35 +95,35 @@ def ingest(
         if removed:
             files = [f for f in files if real_path(f) not in removed]
         results += _ingest_with_progress(database, files, tags, force, quiet=as_json,
-                                         jobs=jobs, parallel=parallel)
+                                         jobs=jobs or default_jobs(), readings=readings)
     finally:
-        if parallel is not None:
-            parallel.close()
+        if readings is not None:
+            readings.close()
         if database is not None:
-            database.close()        # checkpointed now, whatever ends the process after
+            database.close()
     _report_ingest(results, as_json, dry_run)
 
 
 def _start_reading(db: Path, files: list[Path], tags, force: bool, jobs: int, dry_run: bool):
-    from .files import open_to_read
-    from .parallel import start
+    from .ingest.find import open_to_read
+    from .ingest.workers import start_reading
 
     stored = None if dry_run else open_to_read(db)
     try:
-        return start(stored, files, tags, force, jobs)
+        return start_reading(stored, files, tags, force, jobs)
     finally:
         if stored is not None:
             stored.close()
 
 
 def _ingest_with_progress(database, files: list[Path], tags, force: bool, quiet: bool,
-                          jobs: int, parallel=None):
+                          jobs: int, readings=None):
     """Progress by bytes (MB done, MB/s, ETA: one big log moves the bar) and by files; shown
     only on a terminal."""
-    from .ingest import ingest_paths
+    from .ingest.pipeline import ingest_paths
 
     if quiet or not console.is_terminal:        # (rich's progress not even loaded)
-        return ingest_paths(database, files, tags, force=force, jobs=jobs, parallel=parallel)
+        return ingest_paths(database, files, tags, force=force, jobs=jobs, readings=readings)
     from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
                                TimeRemainingColumn, TransferSpeedColumn)
 
@@ -152,7 +147,7 @@ def _ingest_with_progress(database, files: list[Path], tags, force: bool, quiet:
                             description=shown(Path(result.path).name, 60))
 
         return ingest_paths(database, files, tags, on_file=advance, force=force, on_bytes=read,
-                            jobs=jobs, parallel=parallel)
+                            jobs=jobs, readings=readings)
 
 
 def _size(path: Path) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchvault.ingest import expand_paths, ingest_paths
+from benchvault.ingest.pipeline import expand_paths, ingest_paths
 from benchvault.schemas.store import connect
 
 ROOT = Path(__file__).resolve().parent.parent

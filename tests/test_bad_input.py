@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from benchvault import files as files_module
+from benchvault.ingest import find as files_module
 from benchvault.cli import app
 from benchvault.errors import ExitCode
 from conftest import SEEDS, ingest_into, rows

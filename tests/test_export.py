@@ -117,7 +117,7 @@ def test_a_warehouse_in_a_folder_named_with_url_characters(seeds_db, tmp_path):
     import shutil
     from pathlib import Path
 
-    from benchvault.files import all_unchanged
+    from benchvault.ingest.find import all_unchanged
     from benchvault.reports.render import build
 
     odd = tmp_path / "runs #1 ?a=%41"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from benchvault.files import expand_paths
-from benchvault.ingest import ingest_paths
+from benchvault.ingest.find import expand_paths
+from benchvault.ingest.pipeline import ingest_paths
 from benchvault.parsers.base import Parsed
 from benchvault.reading import fastlane, prefilter
 from benchvault.reading.lines import LineSource

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
-from benchvault.ingest import ingest_file
+from benchvault.ingest.pipeline import ingest_file
 from benchvault.schemas.store import connect
 from fuzzing import check_values_come_from_text, mutated
 

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from conftest import FIXTURES, ingest_into  # noqa: E402
 
-from benchvault.ingest import expand_paths  # noqa: E402
+from benchvault.ingest.find import expand_paths  # noqa: E402
 
 PINNED = Path(__file__).with_name("identity_counts.json")
 TABLES = ("serving_runs", "llama_bench_results", "server_launches", "spec_decode_metrics",

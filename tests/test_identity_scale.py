@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 
-from benchvault.experiments import identity, sightings
+from benchvault.experiments import identity
+from benchvault.ingest import identify as sightings
 from conftest import SEEDS, ingest_into, rows
 
 BLOCK_RE = re.compile(r"^=+ Serving Benchmark Result =+\n.*?^={10,}\n", re.M | re.S)

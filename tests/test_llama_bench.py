@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchvault.ingest import parse_file
+from benchvault.ingest.parse import parse_file
 from benchvault.parsers.base import Context, Problem
 from benchvault.parsers.llama_bench_output import _json_records, read
 from conftest import FIXTURES, SEEDS, ingest_into, rows

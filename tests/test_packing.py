@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import assert_same_item
-from benchvault import packing
-from benchvault.files import IngestWarning
-from benchvault.ingest import parse_file
+from benchvault.ingest import packing
+from benchvault.ingest.outcome import IngestWarning
+from benchvault.ingest.parse import parse_file
 from benchvault.parsers.base import Facts, Parsed
 
 ROOT = Path(__file__).resolve().parent.parent

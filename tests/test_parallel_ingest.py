@@ -1,120 +1,243 @@
-"""Worker processes parse, one process writes: the warehouse is the same as a serial ingest."""
+"""Worker processes parse, one process writes: the warehouse is the same as a serial ingest,
+and no worker outlives the ingest."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, WAREHOUSE_TABLES, ingested_warehouse, warehouse_tables
-from benchvault.files import expand_paths
-from benchvault.ingest import ingest_paths
+from conftest import FIXTURES, ROOT, WAREHOUSE_TABLES, ingested_warehouse, warehouse_tables
+from benchvault.ingest import pipeline, workers
+from benchvault.ingest.find import expand_paths
+from benchvault.ingest.pipeline import ingest_paths
 from benchvault.schemas.store import connect
+
+
+def _same_as_serial(tmp_path, files, results, db_path):
+    serial, one = ingested_warehouse(tmp_path / "serial.db", files, jobs=1)
+    assert [(r.path, r.status, r.counts, len(r.warnings)) for r in results] == \
+        [(r.path, r.status, r.counts, len(r.warnings)) for r in serial]
+    two = warehouse_tables(db_path)
+    for table in WAREHOUSE_TABLES:
+        assert two[table] == one[table], table
+    return serial
 
 
 def test_workers_store_what_one_process_stores(tmp_path):
     files = expand_paths([FIXTURES / "seeds", FIXTURES / "vllm_serving", FIXTURES / "llama_bench",
                           FIXTURES / "vllm_server", FIXTURES / "serving_result_json"])
-    serial, one = ingested_warehouse(tmp_path / "serial.db", files, jobs=1)
-    parallel, two = ingested_warehouse(tmp_path / "parallel.db", files, jobs=2)
-    assert [(r.path, r.status, r.counts, len(r.warnings)) for r in parallel] == \
-        [(r.path, r.status, r.counts, len(r.warnings)) for r in serial]
-    assert sum(r.runs for r in serial) >= 38 and len(one["llama_bench_results"]) > 100
-    for table in WAREHOUSE_TABLES:
-        assert two[table] == one[table], table
+    parallel, _ = ingested_warehouse(tmp_path / "parallel.db", files, jobs=2)
+    serial = _same_as_serial(tmp_path, files, parallel, tmp_path / "parallel.db")
+    assert sum(r.runs for r in serial) >= 38
 
 
-def test_unchanged_files_are_not_sent_to_workers(tmp_path):
+def test_the_workers_parse_and_the_writer_only_stores(tmp_path, monkeypatch):
+    """Every small file's items come from a worker: the writer's own reading is never
+    called (a pickling failure quietly read again here would hide a broken pool)."""
+    files = expand_paths([FIXTURES / "seeds", FIXTURES / "serving_result_json"])
+
+    def not_here(*args, **kwargs):
+        raise AssertionError("read by the writer")
+
+    monkeypatch.setattr(pipeline, "parse_file", not_here)
+    db = connect(tmp_path / "w.db")
+    try:
+        results = ingest_paths(db, files, jobs=2)
+    finally:
+        db.close()
+    monkeypatch.undo()
+    _same_as_serial(tmp_path, files, results, tmp_path / "w.db")
+    assert sum(r.runs for r in results) > 20
+
+
+def test_unchanged_files_are_not_sent_to_workers(tmp_path, monkeypatch):
     files = expand_paths([FIXTURES / "seeds"])
     db = connect(tmp_path / "w.db")
     try:
         ingest_paths(db, files, jobs=2)
+        monkeypatch.setattr(workers, "Readings", None)      # a pool would fail
         again = ingest_paths(db, files, jobs=2)
     finally:
         db.close()
     assert {r.status for r in again} == {"unchanged"}
 
 
-def test_workers_really_parse(tmp_path):
-    """The workers' results are used, not quietly re-read here after a pickling failure."""
-    from benchvault import parallel
-
-    files = expand_paths([FIXTURES / "seeds", FIXTURES / "serving_result_json"])
+def test_one_file_runs_no_worker(tmp_path, monkeypatch):
+    monkeypatch.setattr(workers, "Readings", None)
     db = connect(tmp_path / "w.db")
     try:
-        reading = parallel.start(db.conn, files, None, False, 2)
-        try:
-            assert set(reading.chunk_of) == set(files)
-            while len(reading.arrived) < len(reading.chunks):
-                reading._collect(block=True)                  # all read by the worker
-            assert {reading.team.holder(i) for i in range(len(reading.chunks))} == {1}
-            assert reading.done == {}                         # none here
-            parsed = {p.name: reading.take(p) for p in files}
-        finally:
-            reading.close()
+        [result] = ingest_paths(db, [FIXTURES / "seeds" / "strix-halo_vllm-vs-llamacpp.md"],
+                                jobs=2)
     finally:
         db.close()
-    assert all(parsed.values())
-    assert len(parsed["strix-halo_vllm-vs-llamacpp.md"].items) > 20
+    assert result.runs == 11 and result.counts["llama_bench_results"] == 16
 
 
 def test_notes_go_to_workers_in_chunks_smaller_towards_the_end():
-    from benchvault.parallel import _chunks
-
-    sizes = [len(c) for c in _chunks(list(range(499)), 2)]
+    sizes = [len(c) for c in workers._chunks(list(range(499)), 2)]
     assert sizes[:3] == [8, 8, 8] and sizes[-3:] == [1, 1, 1]
     assert sizes == sorted(sizes, reverse=True)
-    assert [x for c in _chunks(list(range(499)), 2) for x in c] == list(range(499))
-    assert [len(c) for c in _chunks([1, 2, 3], 2)] == [1, 1, 1]
+    assert [x for c in workers._chunks(list(range(499)), 2) for x in c] == list(range(499))
+    assert [len(c) for c in workers._chunks([1, 2, 3], 2)] == [1, 1, 1]
 
 
 @pytest.mark.parametrize("bad", [0, 9, -1])
 def test_a_note_whose_reading_fails_is_read_again_and_the_rest_of_its_chunk_kept(
         tmp_path, monkeypatch, bad):
-    """Wherever a note is read (a worker, or this process while it would wait), a failure
-    there gives way to ingest_file reading it again, which reports any error with file:line."""
-    from benchvault import ingest, parallel
-
+    """A failure in a worker gives way to the writer reading that file again, which reports
+    any error with file:line; the other files of its chunk keep the worker's reading."""
     files = expand_paths([FIXTURES])
-    bad, real = files[bad], ingest._parse_whole
+    from benchvault.ingest import parse
 
-    def flaky(path, tags):      # also in the workers forked after this
+    bad, real = files[bad], parse.parse_whole
+
+    def flaky(path, tags):      # in the workers forked after this
         if path == str(bad):
             raise RuntimeError("the parser crashed")
         return real(path, tags)
 
-    serial, one = ingested_warehouse(tmp_path / "serial.db", files, jobs=1)
-    monkeypatch.setattr(ingest, "_parse_whole", flaky)
-    db = connect(tmp_path / "w.db")
-    try:
-        reading = parallel.start(db.conn, files, None, False, 2)
-        try:
-            got = {path: reading.take(path) for path in reading.chunk_of}
-        finally:
-            reading.close()
-    finally:
-        db.close()
+    monkeypatch.setattr(parse, "parse_whole", flaky)
+    with workers.Readings(files, None, 2) as readings:
+        got = {path: readings.take(path) for path in files}
     assert len(got) > 150
     assert got[bad] is None and all(got[p] is not None for p in got if p != bad)
-    parallel_, two = ingested_warehouse(tmp_path / "parallel.db", files, jobs=2)
-    assert [(r.path, r.status, r.counts) for r in parallel_] == \
-        [(r.path, r.status, r.counts) for r in serial]
-    for table in WAREHOUSE_TABLES:
-        assert two[table] == one[table], table
+    db = connect(tmp_path / "w.db")
+    try:
+        results = ingest_paths(db, files, jobs=2)
+    finally:
+        db.close()
+    _same_as_serial(tmp_path, files, results, tmp_path / "w.db")
 
 
-def test_the_command_line_starts_its_worker_early_and_stores_what_one_process_stores(
-        tmp_path):
-    """`benchvault ingest -j 2` forks its worker before the command line loads (the entry
-    point, __main__.py): the same warehouse as `-j 1`, warnings included; then a re-run finds
-    every file unchanged and one changed file is replaced alone."""
-    import json
-    import subprocess
-    import sys
+def test_a_killed_worker_s_files_are_read_by_the_writer(tmp_path):
+    """A worker killed mid-ingest breaks the pool: every file not yet read is read by the
+    writer, and the warehouse is the one a serial ingest makes."""
+    files = expand_paths([FIXTURES / "seeds", FIXTURES / "vllm_serving",
+                          FIXTURES / "llama_bench"])
+    readings = workers.Readings(files, None, 2)
+    os.kill(next(iter(readings.pool._processes)), signal.SIGKILL)
+    db = connect(tmp_path / "w.db")
+    try:
+        results = [pipeline.ingest_file(db, path, parsed=readings.take(path))
+                   for path in files]
+    finally:
+        readings.close()
+        db.close()
+    assert readings.broken
+    _same_as_serial(tmp_path, files, results, tmp_path / "w.db")
 
-    from conftest import ROOT, warehouse_tables
 
+def test_no_fork_leaves_the_reading_to_this_process(tmp_path, monkeypatch):
+    files = expand_paths([FIXTURES / "seeds"])
+
+    def no_processes(*args, **kwargs):
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_processes)
+    db = connect(tmp_path / "w.db")
+    try:
+        results = ingest_paths(db, files, jobs=2)
+    finally:
+        db.close()
+    monkeypatch.undo()
+    _same_as_serial(tmp_path, files, results, tmp_path / "w.db")
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def test_no_worker_outlives_an_ingest():
+    files = expand_paths([FIXTURES / "seeds", FIXTURES / "vllm_serving"])
+    with workers.Readings(files, None, 2) as readings:
+        assert len(_children(os.getpid())) >= 2
+        for path in files:
+            readings.take(path)
+    assert _children(os.getpid()) == []
+
+
+def _notes(tmp_path: Path, copies: int) -> Path:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    seeds = sorted((FIXTURES / "seeds").glob("*.md"))
+    for i in range(copies):
+        text = seeds[i % len(seeds)].read_text()
+        (notes / f"n{i:03d}.md").write_text(f"note {i}\n\n{text}")
+    return notes
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc for child processes")
+def test_a_killed_writer_leaves_no_worker_behind(tmp_path):
+    notes = _notes(tmp_path, 200)
+    writer = subprocess.Popen([sys.executable, "-m", "benchvault", "ingest", str(notes),
+                               "--db", str(tmp_path / "w.db"), "-j", "2", "--json"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while len(_children(writer.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    pool = _children(writer.pid)
+    assert len(pool) >= 2
+    writer.kill()
+    writer.wait()
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{pid}").exists() and "Z" not in _state(pid) for pid in pool) and \
+            time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in pool if Path(f"/proc/{pid}").exists() and "Z" not in _state(pid)]
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
+
+
+def test_ctrl_c_ends_the_ingest_cleanly(tmp_path):
+    """Ctrl-C: exit 130, one line and no traceback, no worker left, the warehouse whole (every
+    file stored before it is complete; a re-run stores the rest)."""
+    notes = _notes(tmp_path, 200)
+    db = tmp_path / "w.db"
+    writer = subprocess.Popen([sys.executable, "-m", "benchvault", "ingest", str(notes),
+                               "--db", str(db), "-j", "2"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while not (db.exists() and len(_children(writer.pid)) >= 2) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.5)
+    pool = _children(writer.pid)
+    writer.send_signal(signal.SIGINT)
+    out, err = writer.communicate(timeout=60)
+    assert writer.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
+    assert not [pid for pid in pool if Path(f"/proc/{pid}").exists()]
+    again = subprocess.run([sys.executable, "-m", "benchvault", "ingest", str(notes), "--db",
+                            str(db), "--json"], capture_output=True, text=True, cwd=ROOT)
+    assert again.returncode == 0, again.stderr
+    stored = {r["status"] for r in json.loads(again.stdout)}
+    assert "ingested" in stored and stored <= {"ingested", "unchanged"}
+
+
+def test_the_command_line_stores_with_workers_what_it_stores_alone(tmp_path):
+    """`benchvault ingest -j 2` gives the warehouse `-j 1` gives, warnings included; then a
+    re-run finds every file unchanged and one changed file is replaced alone."""
     notes = tmp_path / "notes"
     for folder in ("seeds", "vllm_serving", "llama_bench", "vllm_server"):
         shutil.copytree(FIXTURES / folder, notes / folder)
@@ -141,147 +264,3 @@ def test_the_command_line_starts_its_worker_early_and_stores_what_one_process_st
     again = ingest(tmp_path / "two.db", "-j", "2")
     assert [(name, status) for name, status, _, _ in again if status != "unchanged"] == \
         [(changed.name, "replaced")]
-
-
-def test_the_early_worker_is_handed_the_files_or_ended(tmp_path):
-    """The worker fork_early starts is the one start hands the files to; an ingest that needs
-    no worker (one file) ends it."""
-    from benchvault import parallel
-
-    files = expand_paths([FIXTURES / "seeds"])
-    serial, one = ingested_warehouse(tmp_path / "serial.db", files, jobs=1)
-    parallel.fork_early(["notes", "-j", "2"])
-    early = parallel._early.workers[0].pid
-    db = connect(tmp_path / "w.db")
-    try:
-        reading = parallel.start(db.conn, files, None, False, 2)
-        assert [w.pid for w in reading.workers] == [early] and parallel._early is None
-        ingest_paths(db, files, jobs=2, parallel=reading)
-    finally:
-        db.close()
-    assert _reaped(early)
-    two = warehouse_tables(tmp_path / "w.db")
-    for table in WAREHOUSE_TABLES:
-        assert two[table] == one[table], table
-
-    parallel.fork_early(["one.md"])
-    early = parallel._early.workers[0].pid
-    assert parallel.start(None, files[:1], None, False, 2) is None
-    assert parallel._early is None and _reaped(early)
-
-
-def _reaped(pid: int) -> bool:
-    import os
-
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
-
-
-@pytest.mark.parametrize("args,jobs", [
-    (["notes", "-j", "1"], 1), (["-j1", "notes"], 1), (["--jobs=3", "x"], 3),
-    (["notes", "--jobs", "2", "--db", "w.db"], 2), (["notes", "--db", "w.db"], None),
-    (["notes", "-j", "many"], None), (["--", "-j", "1"], None)])
-def test_the_entry_point_reads_jobs_as_the_command_line_will(args, jobs):
-    from benchvault.parallel import _jobs_asked
-
-    assert _jobs_asked(args) == jobs
-
-
-def test_a_killed_worker_s_files_are_read_by_the_writer(tmp_path):
-    """A worker killed mid-ingest: the chunks it claimed and never sent are read again here,
-    and the warehouse is the one a serial ingest makes."""
-    import os
-    import signal
-    import time
-
-    from benchvault import parallel
-
-    files = expand_paths([FIXTURES / "seeds", FIXTURES / "vllm_serving",
-                          FIXTURES / "llama_bench"])
-    serial, one = ingested_warehouse(tmp_path / "serial.db", files, jobs=1)
-    db = connect(tmp_path / "w.db")
-    try:
-        reading = parallel.start(db.conn, files, None, False, 2)
-        worker = reading.workers[0]
-        while reading.team.holder(0) != worker.number:
-            time.sleep(0.001)               # until it has claimed the first chunk
-        os.kill(worker.pid, signal.SIGKILL)
-        assert reading.take(files[0]) is None and worker.gone    # to be read again here
-        results = ingest_paths(db, files, jobs=2, parallel=reading)
-    finally:
-        db.close()
-    assert [(r.path, r.status, r.counts) for r in results] == \
-        [(r.path, r.status, r.counts) for r in serial]
-    two = warehouse_tables(tmp_path / "w.db")
-    for table in WAREHOUSE_TABLES:
-        assert two[table] == one[table], table
-
-
-def test_a_worker_s_results_file_holds_what_waits_to_be_read_not_all_it_wrote(tmp_path):
-    """Once the writer has read all a worker wrote, the worker writes its file again from
-    the start: over all the fixtures, the file stays smaller than what went through it."""
-    import os
-
-    from benchvault import parallel
-
-    files = expand_paths([FIXTURES])
-    reading = parallel.start(None, files, None, False, 2)
-    try:
-        got = [reading.take(path) for path in files]
-        worker = reading.workers[0]
-        through = reading.team.read_by_writer(worker.number)
-        size = os.fstat(worker.results.fileno()).st_size
-    finally:
-        reading.close()
-    assert sum(g is not None for g in got) > 150
-    assert through > 200_000 and size < through / 2, (size, through)
-
-
-def test_an_early_worker_dead_before_its_task_leaves_the_reading_here(tmp_path):
-    import os
-    import signal
-
-    from benchvault import parallel
-
-    files = expand_paths([FIXTURES / "seeds"])
-    parallel.fork_early(["notes"])
-    worker = parallel._early.workers[0]
-    os.kill(worker.pid, signal.SIGKILL)
-    os.waitid(os.P_PID, worker.pid, os.WEXITED | os.WNOWAIT)     # dead, not yet reaped
-    reading = parallel.start(None, files, None, False, 2)
-    try:
-        assert reading.workers == [worker] and worker.gone
-        got = [reading.take(path) for path in files]
-    finally:
-        reading.close()
-    assert all(g is not None for g in got) and len(got) == 4
-
-
-def test_no_temporary_file_or_no_fork_leaves_the_reading_to_this_process(tmp_path, monkeypatch):
-    """Out of temporary space (the shared table, the results) the ingest reads alone; out of
-    processes, this process claims every chunk itself."""
-    from benchvault import parallel
-
-    files = expand_paths([FIXTURES / "seeds"])
-
-    def no_space(*args, **kwargs):
-        raise OSError(28, "No space left on device")
-
-    with monkeypatch.context() as patched:
-        patched.setattr(parallel.tempfile, "TemporaryFile", no_space)
-        parallel.fork_early(["notes"])
-        assert parallel._early is None
-        assert parallel.start(None, files, None, False, 2) is None
-
-    monkeypatch.setattr(parallel.os, "fork", no_space)
-    reading = parallel.start(None, files, None, False, 2)
-    try:
-        assert reading.workers == []
-        got = [reading.take(path) for path in files]
-        holders = {reading.team.holder(i) for i in range(len(reading.chunks))}
-    finally:
-        reading.close()
-    assert all(g is not None for g in got) and holders == {parallel.WRITER}

@@ -88,7 +88,7 @@ def test_a_command_is_run_not_mentioned(line, runs):
     "8485, Number of draft tokens: 12568, Number of emitted tokens: 10004.",
 ])
 def test_a_count_that_is_not_whole_is_a_warning(tmp_path, line):
-    from benchvault.ingest import ingest_file
+    from benchvault.ingest.pipeline import ingest_file
     from benchvault.schemas.store import connect
 
     log = tmp_path / "server.log"

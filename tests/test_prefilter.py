@@ -13,14 +13,16 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from benchvault import ingest
+from benchvault.ingest.find import TEXT_SUFFIXES
+from benchvault.ingest.outcome import IngestWarning
+from benchvault.ingest.parse import parse_file
 from benchvault.parsers import block_formats
 from benchvault.reading import prefilter
 from benchvault.reading.lines import LineSource
 from benchvault.schemas.store import to_record
 from fuzzing import CORPUS, ROOT, mutated
 
-TEXT_FIXTURES = [p for p in CORPUS if p.suffix in ingest.TEXT_SUFFIXES]
+TEXT_FIXTURES = [p for p in CORPUS if p.suffix in TEXT_SUFFIXES]
 
 
 def read_all(path: Path, monkeypatch, skipping: bool) -> list:
@@ -29,8 +31,8 @@ def read_all(path: Path, monkeypatch, skipping: bool) -> list:
         if not skipping:
             patch.setattr(prefilter, "for_formats", lambda use_hyperscan=True: None)
         out = []
-        for item in ingest.parse_file(path):
-            if isinstance(item, ingest.IngestWarning):
+        for item in parse_file(path):
+            if isinstance(item, IngestWarning):
                 out.append(("warning", item.line, item.reason, item.raw_text))
             elif hasattr(item, "row"):
                 out.append(("row", type(item.row).__name__, to_record(item.row),
@@ -88,7 +90,7 @@ def test_line_numbers_survive_skipping_across_chunks(tmp_path, monkeypatch):
     note = tmp_path / "long.log"
     filler = "INFO:     127.0.0.1:40000 - \"POST /v1/completions HTTP/1.1\" 200 OK\n"
     note.write_text(filler * 5000 + result + filler * 10)
-    rows = [item for item in ingest.parse_file(note) if hasattr(item, "row")]
+    rows = [item for item in parse_file(note) if hasattr(item, "row")]
     assert [(r.row.line_start, r.row.completed) for r in rows] == [(5001, 64)]
 
 
@@ -112,7 +114,7 @@ def test_a_bom_does_not_hide_the_first_line(tmp_path, monkeypatch):
                      b"| llama ?B F16 | 9.01 MiB | 4.72 M | CPU | 2 | pp64 "
                      b"| 16922.40 \xc2\xb1 233.13 |\n")
     assert read_all(note, monkeypatch, True) == read_all(note, monkeypatch, False)
-    rows = [item.row for item in ingest.parse_file(note) if hasattr(item, "row")]
+    rows = [item.row for item in parse_file(note) if hasattr(item, "row")]
     assert rows[0].command == "./llama-bench -m tiny.gguf -p 64 -n 16"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchvault.ingest import ingest_file
+from benchvault.ingest.pipeline import ingest_file
 from benchvault.schemas.store import connect
 
 ROOT = Path(__file__).resolve().parent.parent

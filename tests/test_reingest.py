@@ -9,7 +9,7 @@ import sys
 
 from conftest import SEEDS, ingest_into, rows
 
-from benchvault.ingest import ingest_file
+from benchvault.ingest.pipeline import ingest_file
 from benchvault.schemas.store import connect
 
 NOTE = SEEDS / "mi300x_llama70b_tp-pp_specdecode.md"

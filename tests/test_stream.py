@@ -10,9 +10,11 @@ import pytest
 
 from conftest import (WAREHOUSE_TABLES, assert_same_item, ingested_warehouse,
                       warehouse_tables)
-from benchvault import ingest, parallel, stream
-from benchvault.files import IngestWarning, expand_paths
-from benchvault.ingest import ingest_file, parse_file
+from benchvault.ingest import pipeline, stream, workers
+from benchvault.ingest.find import expand_paths
+from benchvault.ingest.outcome import IngestWarning
+from benchvault.ingest.parse import parse_file
+from benchvault.ingest.pipeline import ingest_file
 from benchvault.parsers.base import Block
 from benchvault.reading.lines import ReadReport
 from benchvault.schemas.store import connect
@@ -62,8 +64,8 @@ def test_streamed_files_store_what_one_process_stores(tmp_path, monkeypatch):
                           ROOT / "fixtures/spec_decode", ROOT / "fixtures/serving_result_json"])
     serial, one = ingested_warehouse(tmp_path / "serial.db", files, jobs=1)
     # Every file "big": none goes to the pool, each is streamed from a worker of its own.
-    monkeypatch.setattr(parallel, "PARALLEL_MAX_BYTES", -1)
-    monkeypatch.setattr(ingest, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(workers, "POOL_MAX_BYTES", -1)
+    monkeypatch.setattr(pipeline, "STREAM_MIN_BYTES", 0)
     calls = []
     real = stream.streamed
     monkeypatch.setattr(stream, "streamed", lambda *a: calls.append(1) or real(*a))
@@ -78,7 +80,7 @@ def test_streamed_files_store_what_one_process_stores(tmp_path, monkeypatch):
 
 def test_a_lost_worker_means_the_file_is_read_here(tmp_path, monkeypatch):
     serial, one = ingested_warehouse(tmp_path / "serial.db", [SEED], jobs=1)
-    monkeypatch.setattr(ingest, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(pipeline, "STREAM_MIN_BYTES", 0)
     monkeypatch.setattr(stream, "_produce", lambda parse, sender: os._exit(3))
     db = connect(tmp_path / "w.db")
     try:
@@ -90,7 +92,7 @@ def test_a_lost_worker_means_the_file_is_read_here(tmp_path, monkeypatch):
 
 
 def test_a_streamed_file_reports_its_bytes(tmp_path, monkeypatch):
-    monkeypatch.setattr(ingest, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(pipeline, "STREAM_MIN_BYTES", 0)
     monkeypatch.setattr(stream, "PROGRESS_BYTES", 1)   # a message for every chunk read
     from benchvault.reading.lines import LineSource
 
@@ -117,8 +119,8 @@ def test_blocks_left_to_the_writer_are_built_there_alike(tmp_path, monkeypatch):
 
     files = expand_paths([ROOT / "fixtures/seeds", ROOT / "fixtures/vllm_serving"])
     serial, one = ingested_warehouse(tmp_path / "serial.db", files, jobs=1)
-    monkeypatch.setattr(parallel, "PARALLEL_MAX_BYTES", -1)
-    monkeypatch.setattr(ingest, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(workers, "POOL_MAX_BYTES", -1)
+    monkeypatch.setattr(pipeline, "STREAM_MIN_BYTES", 0)
     monkeypatch.setattr(stream.Share, "__call__", lambda self: True)
     built_here = []
     real = stream.build_deferred

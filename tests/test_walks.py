@@ -43,7 +43,7 @@ def test_walk_says_what_it_skipped_and_a_named_file_is_read(tmp_path):
 
 
 def test_a_file_is_stored_under_its_real_path_however_it_is_named(tmp_path, monkeypatch):
-    from benchvault.files import real_path
+    from benchvault.ingest.find import real_path
 
     (tmp_path / "real" / "sub").mkdir(parents=True)
     (tmp_path / "real" / "sub" / "a.md").write_text("x")

@@ -49,8 +49,6 @@ def in_parser(grammar_file: str, module_file: str, transformer: type[Transformer
     # cache=True: lark keeps the grammar's analysis in the temp dir (10x faster start-up).
     parser = Lark.open(grammar_file, rel_to=module_file, parser="lalr", maybe_placeholders=False,
                        transformer=transformer(), cache=True)
-    # The same in every process: worker processes share the shapes they learn (memo.Memo).
-    parser.memo_name = f"grammar:{grammar_file}:{transformer.__module__}.{transformer.__qualname__}"
     return parser
 
 
@@ -60,7 +58,7 @@ def parse(parser: Lark, text: str, what: str) -> Any:
     ``unexpected line in <what>: '<that line>'``."""
     memo = _MEMOS.get(id(parser))
     if memo is None:
-        memo = _MEMOS[id(parser)] = Memo(parser.parse, name=getattr(parser, "memo_name", None))
+        memo = _MEMOS[id(parser)] = Memo(parser.parse)
     try:
         return memo(text)
     except UnexpectedInput as exc:

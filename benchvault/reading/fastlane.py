@@ -72,9 +72,9 @@ def _all_fields(model: type[BaseModel]) -> set[str]:
 MEMO_BUDGET = 1 << 20
 _MEMOS: dict[tuple, Memo] = {}
 # "module:qualname" → (model, validating it checks types only): a name, not the class, in the
-# memo's plain data, the same in every process (worker processes share what memos learn).
+# memo's plain data.
 _MODELS: dict[str, tuple[type[BaseModel], bool]] = {}
-_PAIRS = Memo(lambda pair: None, MEMO_BUDGET, name="lane-pairs")   # its parse set by each lane
+_PAIRS = Memo(lambda pair: None, MEMO_BUDGET)   # its parse set by each lane
 
 
 class FastLane:
@@ -97,7 +97,7 @@ class FastLane:
         key = (ctx.section_text, ctx.label_or_heading, tuple(sorted(ctx.tags.items())))
         if key == self.context and self.memo.parse == self._judge:
             return
-        memo = _MEMOS.pop(key, None) or Memo(self._judge, MEMO_BUDGET, name=f"lane:{key!r}")
+        memo = _MEMOS.pop(key, None) or Memo(self._judge, MEMO_BUDGET)
         _MEMOS[key] = memo        # most recent last
         if len(_MEMOS) > MAX_CONTEXTS:
             del _MEMOS[next(iter(_MEMOS))]

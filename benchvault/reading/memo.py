@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import operator
 import re
-import weakref
 from typing import Any, Callable
 
 # A standalone number: not part of a word, a version, an address, an exponent or `1,024`
@@ -217,7 +216,6 @@ def _compile(template: Any) -> Callable[[list[str]], Any]:
 
     source = "lambda s: " + expression(template)
     built = eval(source, {"K": constants, "float": float, "int": int})  # noqa: S307 (our own)
-    built.learnt = template     # what another process compiles again (see Memo.adopt)
     return built
 
 
@@ -245,15 +243,6 @@ class _Fixed:
         return key + "\x00" + ",".join(str(len(slots[i])) for i in self.slots)
 
 
-class _Adopted:
-    """A template another process learnt, compiled here when first used (many never are)."""
-
-    __slots__ = ("learnt",)
-
-    def __init__(self, learnt: Any):
-        self.learnt = learnt
-
-
 def _same(a: Any, b: Any) -> bool:
     """Equal values of the same types all the way down (1 == 1.0 == True is not enough)."""
     if type(a) is not type(b):
@@ -275,58 +264,11 @@ def _plain(value: Any) -> bool:
     return type(value) in _PLAIN
 
 
-# Shapes learnt by this process's named memos since taken (take_learnt): recorded only where
-# processes share them (a many-file ingest's workers, see benchvault/shapeshare.py).
-_learnt: list[tuple[str, str, tuple]] | None = None
-# The named memos, and shapes other processes learnt for names not made here yet.
-_NAMED: "weakref.WeakValueDictionary[str, Memo]" = weakref.WeakValueDictionary()
-_WAITING: dict[str, list[tuple[str, tuple]]] = {}
-
-
-def record_learnt() -> None:
-    """From now on, keep what named memos learn for take_learnt."""
-    global _learnt
-    if _learnt is None:
-        _learnt = []
-
-
-def stop_recording() -> None:
-    global _learnt
-    _learnt = None
-
-
-def take_learnt() -> list[tuple[str, str, tuple]]:
-    """(memo name, shape key, entry) for each shape learnt since the last call: plain data
-    another process gives to ``adopt``."""
-    global _learnt
-    if not _learnt:
-        return []
-    taken, _learnt = _learnt, []
-    return taken
-
-
-def adopt(learnt: list[tuple[str, str, tuple]]) -> None:
-    """Shapes another process learnt (take_learnt's), each into the memo of its name here
-    (or kept for it until a memo of that name is made)."""
-    for name, key, entry in learnt:
-        memo = _NAMED.get(name)
-        if memo is not None:
-            memo.adopt(key, entry)
-        elif sum(map(len, _WAITING.values())) < MAX_WAITING:
-            _WAITING.setdefault(name, []).append((key, entry))
-
-
-MAX_WAITING = 4096
-
-
 class Memo:
-    """``Memo(parse)(text)`` is ``parse(text)``, with each shape of ``text`` parsed once.
-    ``name``: the same in every process for the same parse, to share what it learns."""
+    """``Memo(parse)(text)`` is ``parse(text)``, with each shape of ``text`` parsed once."""
 
-    def __init__(self, parse: Callable[[str], Any], budget: int | None = None,
-                 name: str | None = None):
+    def __init__(self, parse: Callable[[str], Any], budget: int | None = None):
         self.parse = parse
-        self.name = name
         self.budget = MAX_CACHED_CHARS if budget is None else budget
         self.shapes: dict[str, Any] = {}
         # Text with every digit as `1` → _Layout: the same layout has its slots in the same
@@ -335,10 +277,6 @@ class Memo:
         self.layouts: dict[str, Any] = {}
         self.cached_chars = 0
         self.hits = self.misses = 0
-        if name is not None:
-            _NAMED[name] = self
-            for key, entry in _WAITING.pop(name, ()):
-                self.adopt(key, entry)
 
     def _room(self, chars: int) -> bool:
         if self.cached_chars + chars > self.budget:
@@ -364,8 +302,6 @@ class Memo:
         if type(template) is _Fixed:
             fixed, key = template, template.key(key, slots)
             template = self.shapes.get(key)
-        if type(template) is _Adopted:
-            template = self.shapes[key] = _compile(template.learnt)
         if template is None:
             self.misses += 1
             try:
@@ -397,22 +333,6 @@ class Memo:
 
     def _keep(self, key: str, template: Any) -> None:
         self.shapes[key] = template
-        if _learnt is not None and self.name is not None:
-            if type(template) is _Fixed:
-                entry: tuple = ("fixed", template.slots)
-            elif template is _UNCACHEABLE:
-                entry = ("parse",)
-            else:
-                entry = ("template", template.learnt)
-            _learnt.append((self.name, key, entry))
-
-    def adopt(self, key: str, entry: tuple) -> None:
-        """A shape another process learnt (see take_learnt), unless known here already."""
-        if key in self.shapes or not self._room(2 * len(key)):
-            return
-        kind = entry[0]
-        self.shapes[key] = (_Fixed(entry[1]) if kind == "fixed" else _UNCACHEABLE
-                            if kind == "parse" else _Adopted(entry[1]))
 
     def _refused_whatever_numbers(self, pieces: list[str], slots: list[str]) -> bool:
         try:

@@ -3,7 +3,7 @@ and its bar should move as it is read, as a log's does (LineSource reports each 
 
 Ingest sets the callback around a whole-file format's ``read``; a format opens its file with
 ``open_text`` and the bytes read through it are reported (a big file's own worker reports
-them to the writer, stream.py).  Without a callback (a worker reading small files, a test)
+them to the writer, ingest/stream.py).  Without a callback (a worker reading small files, a test)
 ``open_text`` is ``open``.
 """
 

@@ -116,7 +116,7 @@ def parse_value(text: str) -> Any:
 @lru_cache(maxsize=None)
 def _memo(start: str) -> Memo:
     # A sweep prints one Namespace per run, the same but for a number or two.
-    return Memo(_parser(start).parse, name=f"pyliteral:{start}")
+    return Memo(_parser(start).parse)
 
 
 def _parse(text: str, start: str) -> Any:

@@ -15,7 +15,7 @@ import pandas as pd
 from .derive import Naming, derive, load_attributes
 from .experiments import (SERVING, Layout, add_keys, field_text, fold_repeats, gpu_names,
                           layout_for, shared, split, varying, with_texts)
-from .kinds import KINDS, ReportKind, kind as get_kind
+from .kinds import ReportKind, kind as get_kind
 from .narrowfold import derive_folded, fold_runs
 from .query import (Condition, ReportError, apply_where, connect_readonly, file_order, has_table,
                     load_table, parse_conditions, run_sql, table_columns, why_empty)

@@ -24,7 +24,7 @@ from .experiments import LLAMA_BENCH, SERVING
 from .kinds import ReportKind
 from .query import ReportError, has_table
 from .render import Report, ReportOptions, slugify
-from .table import Column, Table, column_info, format_number, format_value
+from .table import Column, Table, column_info, format_number
 
 OVER = ("build", "version", "date")
 # llama-bench settings that name a configuration across builds: the fields every build

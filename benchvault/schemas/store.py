@@ -72,6 +72,12 @@ INDEXES = (
 
 def row_models() -> list[type[Row]]:
     """Every concrete table model, parents before children (sources first)."""
+    return list(_row_models())
+
+
+@lru_cache(maxsize=None)
+def _row_models() -> tuple[type[Row], ...]:
+    # Every model is defined by now: the package imports all its modules (schemas/__init__).
     found: list[type[Row]] = []
 
     def walk(cls: type[Row]) -> None:
@@ -81,11 +87,9 @@ def row_models() -> list[type[Row]]:
             walk(sub)
 
     walk(Row)
-    # Ordered once per set of models (a module imported later may add one).
-    return list(_parents_first(tuple(found)))
+    return _parents_first(tuple(found))
 
 
-@lru_cache(maxsize=8)
 def _parents_first(models: tuple[type[Row], ...]) -> tuple[type[Row], ...]:
     """Tables a foreign key points to come first."""
     found = list(models)
@@ -103,8 +107,9 @@ def _parents_first(models: tuple[type[Row], ...]) -> tuple[type[Row], ...]:
     return tuple(ordered)
 
 
+@lru_cache(maxsize=None)
 def model_for(table: str) -> type[Row]:
-    return next(m for m in row_models() if m.__table__ == table)
+    return next(m for m in _row_models() if m.__table__ == table)
 
 
 def _sqlite_type(annotation: Any) -> type:
@@ -230,6 +235,12 @@ def assign(row: Row, **values: Any) -> None:
     re-validating the row: their types are known, and validation on assignment was a tenth of
     ingest time."""
     row.__dict__.update(values)
+
+
+def update(db: sqlite_utils.Database, table: str, row_id: int, record: dict[str, Any]) -> None:
+    """Set the columns of ``record`` (as to_record gives them) on row ``row_id``."""
+    db.execute(f"UPDATE [{table}] SET {', '.join(f'[{k}] = ?' for k in record)} WHERE id = ?",
+               [*record.values(), row_id])
 
 
 def insert(db: sqlite_utils.Database, row: Row) -> int:

@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchvault.ingest import expand_paths, ingest_paths
+from benchvault.ingest.pipeline import expand_paths, ingest_paths
 from benchvault.schemas.store import connect
 
 MiB, GiB = 1024 ** 2, 1024 ** 3

@@ -1,4 +1,4 @@
-"""Within one file: assemble server launches from their lines and link rows to them.
+"""Link: within one file, assemble server launches from their lines and link rows to them.
 
 Ingest hands every :class:`~benchvault.parsers.base.Facts` and every row to a :class:`Linker`
 in file order.  A launch's row is inserted at its first line and updated as more lines arrive
@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 
-from .parsers.base import Facts
-from .parsers.vllm_server import Assembly
-from .schemas import store
-from .schemas.models import Row
-from .schemas.server import ServerLaunch
+from ..parsers.base import Facts
+from ..parsers.vllm_server import Assembly
+from ..schemas import store
+from ..schemas.models import Row
+from ..schemas.server import ServerLaunch
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -124,7 +124,7 @@ class Linker:
         for launch in self.launches:
             model = launch.model()
             if launch.id in self.unsaved:
-                self.db[ServerLaunch.__table__].update(launch.id, store.to_record(model))
+                store.update(self.db, ServerLaunch.__table__, launch.id, store.to_record(model))
             if self.place_launch is not None:
                 launch.id = self.place_launch(launch.id, dict(model.__dict__))
         self.unsaved.clear()

@@ -1,6 +1,6 @@
 """How a worker's items (rows, warnings, facts) reach the writer: packed lean.
 
-A many-file ingest reads small files in worker processes too (``parallel``), and a big file is
+A many-file ingest reads small files in a process pool (``workers``), and a big file is
 parsed by a worker of its own (``stream``); this process stores the items (SQLite has one
 writer).  Both sides' time counts, so the items cross as plain data: each :class:`Parsed` as
 its rows' models and values, read back without validating again (the worker validated them
@@ -17,8 +17,8 @@ import gc
 import pickle
 from typing import Any
 
-from .parsers.base import Block, BlockFormat, Parsed
-from .reading.fastlane import _built
+from ..parsers.base import Block, BlockFormat, Parsed
+from ..reading.fastlane import _built
 
 
 def pack(items: list[Any]) -> bytes:
@@ -57,7 +57,7 @@ def _block(flat: tuple) -> Block:
 @functools.cache
 def _block_formats() -> dict[str, BlockFormat]:
     """The block formats by name (asked for every block the writer builds)."""
-    from .parsers import block_formats
+    from ..parsers import block_formats
 
     return {f.name: f for f in block_formats()}
 

@@ -14,9 +14,9 @@ import pickle
 import time
 from typing import Any, Callable, Iterator
 
-from .ingest import build_deferred
+from .parse import build_deferred
 from .packing import pack, unpack
-from .reading.lines import ReadReport
+from ..reading.lines import ReadReport
 
 # Items per message, and bytes read between messages when a stretch of a log yields no item:
 # the bar moves on a 1 GB log of prose while the worker reads it.

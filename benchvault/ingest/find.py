@@ -1,55 +1,28 @@
-"""Which files an ingest reads, what it says about each, and whether a file is already stored
-as it is now -- with nothing heavier than sqlite3 imported, so that re-running an ingest over
-unchanged files (the usual case) answers before the parsers, pydantic or sqlite-utils load."""
+"""Find: which files an ingest reads, and whether each is already stored as it is now.
+
+Nothing heavier than sqlite3 is imported here, so that re-running an ingest over unchanged
+files (the usual case) answers before the parsers, pydantic or sqlite-utils load."""
 
 from __future__ import annotations
 
 import functools
 import os
 import sqlite3
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import __version__
-from .dbfile import readonly_uri
+from .. import __version__
+from ..dbfile import readonly_uri
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".log", ".out", ".json", ".jsonl", ".csv", ".sql",
                  ".mdx", ".text", ".err"}
-
-
-@dataclass
-class IngestWarning:
-    """A problem at file:line; stored in unparsed_blocks with the text it concerns."""
-
-    line: int
-    reason: str
-    format: str | None = None
-    raw_text: str | None = None
-
-    def where(self, path: str) -> str:
-        return f"{path}:{self.line}: {self.reason}"
-
-
-@dataclass
-class FileResult:
-    path: str
-    status: str = "ingested"          # ingested | unchanged | replaced | error
-    counts: dict[str, int] = field(default_factory=dict)
-    warnings: list[IngestWarning] = field(default_factory=list)
-    error: str | None = None
-    known: int = 0                    # rows already stored from another sighting
-
-    @property
-    def runs(self) -> int:
-        return self.counts.get("serving_runs", 0)
 
 
 def expand_paths(paths: Iterable[str | Path], skipped: list[Path] | None = None) -> list[Path]:
     """Files as given (whatever their suffix), directories walked for text-like files, sorted,
     without duplicates.  ``skipped`` collects the files a walk left out (other suffixes; not
     hidden ones, nor fixtures' expected outputs), for saying so."""
-    _real_dir.cache_clear()     # a directory renamed or relinked since the last walk
+    resolve_afresh()
     out: list[Path] = []
     for raw in paths:
         path = Path(raw)
@@ -84,6 +57,12 @@ def _real_dir(path: str) -> str:
     return os.path.realpath(path)
 
 
+def resolve_afresh() -> None:
+    """Forget the directories real_path resolved: one may have been renamed or relinked since
+    (called as a walk or an ingest starts)."""
+    _real_dir.cache_clear()
+
+
 SOURCE_COLUMNS = "id, sha256, size, mtime_ns, parser_version"
 
 
@@ -96,10 +75,10 @@ def stat_says(stored: dict[str, Any] | None, stat: os.stat_result) -> bool | Non
     return True if stored["mtime_ns"] == stat.st_mtime_ns else None
 
 
-def stored(conn: sqlite3.Connection, path: Path) -> dict[str, Any] | None:
-    """How ``path`` is stored (SOURCE_COLUMNS), if it is."""
+def stored(conn: sqlite3.Connection, real: str) -> dict[str, Any] | None:
+    """How the file at ``real`` (its real_path) is stored (SOURCE_COLUMNS), if it is."""
     row = conn.execute(f"SELECT {SOURCE_COLUMNS} FROM sources WHERE path = ?",
-                       [real_path(path)]).fetchone()
+                       [real]).fetchone()
     return dict(zip(_SOURCE_NAMES, row)) if row else None
 
 
@@ -126,7 +105,7 @@ def all_unchanged(db_path: Path, files: list[Path], arguments: Iterable[str | Pa
         return False
     try:
         for path in files:
-            if stat_says(stored(conn, path), path.stat()) is not True:
+            if stat_says(stored(conn, real_path(path)), path.stat()) is not True:
                 return False
         for argument in arguments:
             folder = Path(argument).resolve()

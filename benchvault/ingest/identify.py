@@ -1,0 +1,398 @@
+"""Identify: a row seen before becomes a sighting of the stored row, not a row of its own.
+
+Ingest hands each row that can be seen twice (experiments.identity.identities()) to
+:class:`Placer` instead of inserting it.  A row nothing stored matches is inserted with one
+sighting; a row that matches a stored one becomes that row's next sighting, and the row is
+rebuilt from all its sightings (experiments.sightings.rebuild).  Which sightings are one row
+is decided by experiments.identity; this stage finds the candidates and keeps the sightings.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import json
+import math
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+from ..experiments.identity import EPSILON, Identity, Said, differences, identities, \
+    near_agrees
+from ..experiments.sightings import LATENCY, loads, rebuild, record_values, row_values
+from ..schemas import store
+from ..schemas.experiments import Sighting
+from ..schemas.models import Row, json_safe
+from ..schemas.store import model_for
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
+# How far, in SQL, a stored row's `near` value may be from a new sighting's and still be
+# looked at: wider than any printed precision (the exact check follows in Python).
+NEAR_WINDOW = 1.0
+NEAR_WINDOW_FRACTION = 1e-3
+
+
+def _finite(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+@functools.cache
+def _compared(identity: Identity) -> frozenset[str]:
+    return frozenset((*identity.key, *filter(None, (identity.near,)), *identity.results,
+                      *identity.config))
+
+
+class _Local:
+    """This file's new rows of one key (a count of requests), found by their ``near`` value
+    (duration) in O(log n).  A sweep prints hundreds of runs with the same request count, and
+    comparing each new run with every earlier one made a file of distinct runs quadratic
+    (19k runs in 20 MB: 196 s).  A row whose near value is farther from the new sighting's
+    than both tolerances allow differs from it on that column: it is neither the same row nor
+    a contradiction (identity.near_agrees), so leaving it out changes no answer."""
+
+    __slots__ = ("entries", "ids", "nears", "loose", "max_tol")
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[int, Said]] = []     # in the order seen
+        self.ids: set[int] = set()
+        self.nears: list[tuple[float, int]] = []      # (near value, position), sorted
+        self.loose: list[int] = []      # positions without a finite near value: always looked at
+        self.max_tol = 0.0
+
+    def add(self, row_id: int, said: Said, identity: Identity) -> None:
+        # What the comparisons read (identity.differences skips a column either side leaves
+        # empty): a sweep's file keeps every new run here, at half the memory of its row.
+        compared = _compared(identity)
+        said = Said({k: v for k, v in said.values.items() if k in compared and v is not None},
+                    said.tolerance)
+        near = identity.near
+        position = len(self.entries)
+        self.entries.append((row_id, said))
+        self.ids.add(row_id)
+        value = _finite(said.values.get(near)) if near else None
+        if value is None:
+            self.loose.append(position)
+            return
+        bisect.insort(self.nears, (value, position))
+        self.max_tol = max(self.max_tol, said.tol(near))
+
+    def candidates(self, said: Said, near: str | None) -> list[tuple[int, Said]]:
+        """The rows that may agree with ``said``, in the order they were seen."""
+        value = _finite(said.values.get(near)) if near else None
+        if value is None:
+            return self.entries
+        # identity.close: |a - b| <= tolerance + EPSILON * max(1, |a|, |b|); a superset.
+        tolerance = said.tol(near) + self.max_tol
+        reach = tolerance + 2 * EPSILON * (max(1.0, abs(value)) + tolerance) + 1e-12
+        low = bisect.bisect_left(self.nears, (value - reach, -1))
+        high = bisect.bisect_right(self.nears, (value + reach, len(self.entries)))
+        positions = sorted([position for _, position in self.nears[low:high]] + self.loose)
+        return [self.entries[position] for position in positions]
+
+
+# Tolerances as stored (JSON) by their items: the blocks of one shape print the same digits,
+# so a few tolerances serve a file's sightings (printing a block's 16 floats each time took
+# ~14 µs, a fifth of placing a block seen before).  Only positive floats (what half_unit
+# gives): equal items, equal JSON.
+_TOLERANCE_TEXTS: dict[tuple, str] = {}
+_MAX_TOLERANCE_TEXTS = 4096
+
+
+def _tolerance_text(tolerance: dict[str, float]) -> str:
+    if not all(v.__class__ is float and v > 0 for v in tolerance.values()):
+        return store._json_text(tolerance)
+    key = tuple(tolerance.items())
+    text = _TOLERANCE_TEXTS.get(key)
+    if text is None:
+        if len(_TOLERANCE_TEXTS) >= _MAX_TOLERANCE_TEXTS:
+            _TOLERANCE_TEXTS.clear()
+        text = _TOLERANCE_TEXTS[key] = store._json_text(tolerance)
+    return text
+
+
+class Placer:
+    """Places the rows of one file's ingest among the rows already stored (one transaction).
+
+    ``warn(line, reason)`` receives contradictions: a stored row and a new sighting that agree
+    on what picks them out (same count of requests, same duration to the printed digit) but not
+    on everything else are kept as two rows, and both places are named.
+    """
+
+    def __init__(self, db: sqlite_utils.Database, source_id: int, writer: store.BatchWriter,
+                 warn: Callable[[int, str], None]):
+        self.db, self.source_id, self.writer, self.warn = db, source_id, writer, warn
+        self.ids = identities()
+        # This file's new rows by table and key, each found by its near value (_Local).
+        self.local: dict[tuple, _Local] = {}
+        # Content hashes and fingerprints of this file's sightings still in the writer's batch.
+        self.local_contents: dict[tuple[str, str], int] = {}
+        self.local_fingerprints: dict[tuple[str, str], int] = {}
+        self.seen_again: dict[tuple[str, int], int] = {}   # (table, row id) → repeat sightings
+        self.touched_runs: set[int] = set()
+        self.merged = 0
+
+    def tracks(self, row: Row) -> bool:
+        return row.__table__ in self.ids
+
+    def merges_children(self, table: str, child_table: str) -> bool:
+        identity = self.ids.get(table)
+        return identity is not None and identity.children == child_table
+
+    # -- placing -------------------------------------------------------------------------------
+    def place(self, row: Row, tolerance: dict[str, float] | None,
+              children: Iterable[Row] = ()) -> tuple[int, bool]:
+        """Store ``row`` (a new row) or add it as a sighting of the stored row it is.
+
+        Returns (the row's id, whether it was already stored).  ``children`` of a row already
+        stored (its latency stats) are merged into that row's; of a new row, the caller
+        inserts them.
+        """
+        identity = self.ids[row.__table__]
+        values = dict(row.__dict__)
+        content = identity.content_hash(values, tolerance)
+        fingerprint = identity.fingerprint(values) if identity.exact else None
+        sighting = Sighting(kind=identity.table, source_id=self.source_id,
+                            line_start=values.get("line_start"),
+                            line_end=values.get("line_end"), format=values.get("format"),
+                            raw_text=values.get("raw_text"),
+                            content_hash=content, fingerprint=fingerprint, is_primary=False)
+        if tolerance:
+            # Stored as its JSON text, which the writer binds as it is.
+            store.assign(sighting, tolerance=_tolerance_text(tolerance))
+        same = self._said_before(identity, content)
+        if same is not None:
+            # The very same text again (a block pasted twice): one more sighting, nothing
+            # about the row changes.
+            store.assign(sighting, **{identity.column: same})
+            self.writer.add(sighting)
+            self._seen_again(identity, same)
+            return same, True
+        said = Said(identity.content(values), tolerance or None)
+        match = self._find(identity, said, fingerprint, values.get("line_start"))
+        if match is None:
+            if "sightings" in values:
+                store.assign(row, sightings=1)
+            row_id = self.writer.add(row)
+            store.assign(sighting, **{identity.column: row_id}, is_primary=True)
+            self.writer.add(sighting)
+            self._remember(identity, row_id, said, content, fingerprint)
+            if identity.table == "serving_runs":
+                self.touched_runs.add(row_id)
+            return row_id, False
+        self.writer.flush()
+        self._keep_record(identity, match)
+        store.assign(sighting, **{identity.column: match}, record=json_safe(said.values),
+                     children=[[getattr(c, k) for k in LATENCY] for c in children
+                               if c.__table__ == identity.children] or None)
+        self._insert(sighting)
+        self.local_contents[(identity.table, content)] = match
+        self._rebuild(identity, match)
+        return match, True
+
+    def finish(self) -> None:
+        """Count the sightings that repeated a row's text (added in batches, counted once)."""
+        self.writer.flush()
+        for (table, row_id), extra in self.seen_again.items():
+            if "sightings" in model_for(table).model_fields:
+                self.db.execute(f"UPDATE [{table}] SET sightings = sightings + ? WHERE id = ?",
+                                [extra, row_id])
+        self.seen_again.clear()
+
+    def _seen_again(self, identity: Identity, row_id: int) -> None:
+        key = (identity.table, row_id)
+        self.seen_again[key] = self.seen_again.get(key, 0) + 1
+        self.merged += 1
+
+    def _rebuild(self, identity: Identity, row_id: int) -> None:
+        # Counts of this file's repeats go in first: rebuild recounts every sighting.
+        self.seen_again.pop((identity.table, row_id), None)
+        rebuild(self.db, identity, row_id)
+        self.writer.written_elsewhere(*filter(None, (identity.children,)))
+        self.merged += 1
+        if identity.table == "serving_runs":
+            self.touched_runs.add(row_id)
+
+    def _insert(self, sighting: Sighting) -> None:
+        # Through the batch writer, which hands out this table's ids, and written at once: the
+        # row is rebuilt from its sightings next.
+        self.writer.add(sighting)
+        self.writer.flush()
+
+    def _said_before(self, identity: Identity, content: str) -> int | None:
+        found = self.local_contents.get((identity.table, content))
+        if found is not None:
+            return found
+        hit = self.db.execute(f"SELECT {identity.column} FROM sightings WHERE kind = ? AND "
+                              "content_hash = ? LIMIT 1", [identity.table, content]).fetchone()
+        return hit[0] if hit else None
+
+    def _remember(self, identity: Identity, row_id: int, said: Said, content: str,
+                  fingerprint: str | None) -> None:
+        self.local_contents[(identity.table, content)] = row_id
+        if fingerprint is not None:
+            self.local_fingerprints[(identity.table, fingerprint)] = row_id
+        else:
+            key = (identity.table, *(said.values.get(k) for k in identity.key))
+            self.local.setdefault(key, _Local()).add(row_id, said, identity)
+
+    def _find(self, identity: Identity, said: Said, fingerprint: str | None,
+              line: int | None) -> int | None:
+        if fingerprint is not None:
+            found = self.local_fingerprints.get((identity.table, fingerprint))
+            if found is not None:
+                return found
+            hit = self.db.execute(
+                f"SELECT {identity.column} FROM sightings WHERE kind = ? AND fingerprint = ? "
+                "LIMIT 1", [identity.table, fingerprint]).fetchone()
+            return hit[0] if hit else None
+        key = (identity.table, *(said.values.get(k) for k in identity.key))
+        local = self.local.get(key)
+        seen: set[int] = local.ids if local is not None else set()
+        for row_id, other in local.candidates(said, identity.near) if local is not None else ():
+            if self._agrees(identity, said, [other], row_id, line):
+                return row_id
+        for row_id in self._stored_candidates(identity, said):
+            if row_id in seen:
+                continue
+            if self._agrees(identity, said, self._sayings(identity, row_id), row_id, line):
+                return row_id
+        return None
+
+    def _stored_candidates(self, identity: Identity, said: Said) -> list[int]:
+        where, params = [], []
+        for column in identity.key:
+            value = said.values.get(column)
+            where.append(f"[{column}] = ?" if value is not None else f"[{column}] IS NULL")
+            if value is not None:
+                params.append(value)
+        if identity.near:
+            near = said.values.get(identity.near)
+            try:
+                near = float(near)
+            except (TypeError, ValueError):
+                return []
+            window = max(NEAR_WINDOW, abs(near) * NEAR_WINDOW_FRACTION) + said.tol(identity.near)
+            where.append(f"[{identity.near}] BETWEEN ? AND ?")
+            params += [near - window, near + window]
+        sql = f"SELECT id FROM [{identity.table}] WHERE {' AND '.join(where) or '1'}"
+        return [r[0] for r in self.db.execute(sql, params).fetchall()]
+
+    def _sayings(self, identity: Identity, row_id: int) -> list[Said]:
+        """What the stored sightings of ``row_id`` said, once per distinct content (the row
+        itself while it has one)."""
+        rows = self.db.execute(f"SELECT record, tolerance FROM sightings WHERE "
+                               f"{identity.column} = ? AND (record IS NOT NULL OR is_primary) "
+                               "ORDER BY record IS NULL, id", [row_id]).fetchall()
+        if not rows:
+            return []
+        if rows[0][0] is None:               # one content only: the row says it
+            return [Said(row_values(self.db, identity, row_id), loads(rows[0][1]))]
+        return [Said(record_values(identity, record), loads(tolerance))
+                for record, tolerance in rows if record]
+
+    def _agrees(self, identity: Identity, said: Said, others: list[Said], row_id: int,
+                line: int | None) -> bool:
+        for other in others:
+            differ = differences(identity, said, other)
+            if differ:
+                if identity.near and near_agrees(identity, said, other) and \
+                        not set(differ) & set(identity.config):
+                    self._contradiction(identity, row_id, differ, said, other, line)
+                return False
+        return True
+
+    def _contradiction(self, identity: Identity, row_id: int, differ: list[str], said: Said,
+                       other: Said, line: int | None) -> None:
+        place = self.db.execute(
+            "SELECT s.path, g.line_start FROM sightings g JOIN sources s ON s.id = g.source_id "
+            f"WHERE g.{identity.column} = ? ORDER BY g.is_primary DESC, g.id LIMIT 1",
+            [row_id]).fetchone()
+        where = f"{place[0]}:{place[1]}" if place else f"this file (row {row_id})"
+        shown = ", ".join(f"{c} {said.values.get(c)} vs {other.values.get(c)}"
+                          for c in differ[:3])
+        self.warn(line or 1, f"contradicts the {identity.table} row read at {where}: same "
+                             f"{', '.join((*identity.key, identity.near))} but {shown}; kept "
+                             f"as two rows")
+
+    def _keep_record(self, identity: Identity, row_id: int) -> None:
+        """Before a row is seen saying something new, what it said so far is written out on
+        one of its sightings (until now the row itself said it)."""
+        if self.db.execute(f"SELECT 1 FROM sightings WHERE {identity.column} = ? AND record IS "
+                           "NOT NULL LIMIT 1", [row_id]).fetchone():
+            return
+        first = self.db.execute(f"SELECT id FROM sightings WHERE {identity.column} = ? "
+                                "ORDER BY is_primary DESC, id LIMIT 1", [row_id]).fetchone()
+        if first is None:
+            return
+        children = None
+        if identity.children:
+            children = [list(r) for r in self.db.execute(
+                f"SELECT {', '.join(LATENCY)} FROM [{identity.children}] WHERE run_id = ? "
+                "ORDER BY id", [row_id])] or None
+        self.db.execute("UPDATE sightings SET record = ?, children = ? WHERE id = ?",
+                        [json.dumps(json_safe(row_values(self.db, identity, row_id)),
+                                    default=str),
+                         json.dumps(children) if children else None, first[0]])
+
+    # -- launches: assembled over a whole file, placed when it is done ------------------------
+    def place_launch(self, launch_id: int, values: dict[str, Any]) -> int:
+        """Place a launch the linker assembled (already inserted as ``launch_id``): the id it
+        keeps (another, when the same launch was stored before)."""
+        identity = self.ids["server_launches"]
+        said = Said(identity.content(values))
+        content = identity.content_hash(values, None)
+        fingerprint = identity.fingerprint(values)
+        match = self._said_before(identity, content)
+        if match is None:
+            match = self._find(identity, said, fingerprint, None)
+        sighting = Sighting(kind=identity.table, source_id=self.source_id,
+                            line_start=values.get("line_start"),
+                            line_end=values.get("line_end"), raw_text=values.get("raw_text"),
+                            content_hash=content, fingerprint=fingerprint)
+        if match is None or match == launch_id:
+            store.assign(sighting, launch_id=launch_id, is_primary=True)
+            self.writer.add(sighting)
+            self._remember(identity, launch_id, said, content, fingerprint)
+            return launch_id
+        self.writer.flush()
+        if self._said_before(identity, content) == match:
+            # The same launch text again: its rows link to the stored launch, nothing changes.
+            self._repoint_launch(launch_id, match, rebuild_runs=False)
+            self.db.execute("DELETE FROM server_launches WHERE id = ?", [launch_id])
+            store.assign(sighting, launch_id=match, is_primary=False)
+            self.writer.add(sighting)
+            self.merged += 1
+            return match
+        self._repoint_launch(launch_id, match)
+        self._keep_record(identity, match)
+        store.assign(sighting, launch_id=match, is_primary=False, record=json_safe(said.values))
+        self._insert(sighting)
+        self.db.execute("DELETE FROM server_launches WHERE id = ?", [launch_id])
+        self._rebuild(identity, match)
+        return match
+
+    def _repoint_launch(self, old: int, new: int, rebuild_runs: bool = True) -> None:
+        """This file's rows linked to launch ``old`` link to ``new`` (the same launch)."""
+        for table in ("serving_runs", "spec_decode_metrics", "engine_stats"):
+            if self.db[table].exists():
+                self.db.execute(f"UPDATE [{table}] SET launch_id = ? WHERE launch_id = ?",
+                                [new, old])
+        if not rebuild_runs:
+            return
+        rows = self.db.execute("SELECT id, run_id, record FROM sightings WHERE source_id = ? "
+                               "AND record IS NOT NULL", [self.source_id]).fetchall()
+        runs = set()
+        for sighting_id, run_id, record in rows:
+            said = loads(record) or {}
+            if said.get("launch_id") == old:
+                said["launch_id"] = new
+                self.db.execute("UPDATE sightings SET record = ? WHERE id = ?",
+                                [json.dumps(json_safe(said), default=str), sighting_id])
+                if run_id is not None:
+                    runs.add(run_id)
+        for run_id in sorted(runs):
+            self._rebuild(self.ids["serving_runs"], run_id)

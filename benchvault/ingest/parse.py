@@ -1,0 +1,214 @@
+"""Parse: each piece of a file built into validated rows by its format's grammar.
+
+Every problem becomes a warning at its file line, with the text it concerns; one piece that
+cannot be built costs that piece only.  A whole-file format reads its file itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from pydantic import ValidationError
+
+from ..parsers.base import Block, BlockParseError, Context, Facts, FileFormat, Parsed, Problem
+from ..reading.lines import ReadReport
+from ..schemas import store
+from ..schemas.models import fields_of
+from .outcome import IngestWarning
+from .read import head_of, pieces, whole_format
+
+
+@dataclass
+class Parsing:
+    """One file read and parsed (in this process or a worker): its items in file order and
+    what reading it found (encoding, lines not UTF-8)."""
+
+    items: list
+    report: ReadReport
+
+
+def parse_file(path: Path, tags: dict[str, str] | None = None,
+               report: ReadReport | None = None,
+               defer: Callable[[], bool] | None = None) -> Iterator[Parsed | IngestWarning]:
+    """Every row (with children), fact and warning in ``path``, in file order.  ``defer``:
+    asked before each complete block is built; True gives the Block itself, for the caller
+    to build (build_deferred) -- a big file's worker handing some of its work to the writer."""
+    report = report if report is not None else ReadReport()
+    head = head_of(path)
+    whole = whole_format(path, head)
+    if whole is not None:
+        yield from _read_whole(whole, path, tags, report.on_bytes)
+        return
+    yield from _built(pieces(path, head, tags, report), defer)
+
+
+def parse_whole(path: str | Path, tags: dict[str, str] | None) -> Parsing:
+    """``path`` read and parsed at once (a worker's reading of a small file)."""
+    report = ReadReport()
+    return Parsing(list(parse_file(Path(path), tags, report)), report)
+
+
+def build_deferred(items: Iterable[Parsed | IngestWarning | Block]
+                   ) -> Iterator[Parsed | IngestWarning]:
+    """``items`` with each Block that parse_file's ``defer`` gave back built in its place."""
+    for item in items:
+        if type(item) is Block:
+            yield from _build_block(item)
+        else:
+            yield item
+
+
+def _built(items: Iterable, defer: Callable[[], bool] | None = None
+           ) -> Iterator[Parsed | IngestWarning | Block]:
+    from ..reading.embedded import Embedded
+    from ..reading.segmenter import LineHit, Truncated, Unclosed, WrapCut
+
+    for item in items:
+        if isinstance(item, (Parsed, IngestWarning)):   # a row the fast lane read; a warning
+            yield item
+        elif isinstance(item, Embedded):
+            yield from _read_embedded(item)
+        elif isinstance(item, WrapCut):
+            yield IngestWarning(item.line_start, f"a line wrap cut a number in two (lines "
+                                f"{item.line_start}-{item.line_end}): kept raw, not guessed",
+                                None, item.text)
+        elif isinstance(item, Truncated):
+            yield IngestWarning(item.line_start, f"{item.format.name}: block starts here but "
+                                f"never ends (cut off at line {item.line_end}?)",
+                                item.format.name, "\n".join(item.lines))
+        elif isinstance(item, Unclosed):
+            yield from _build_unclosed(item)
+        elif isinstance(item, Block):
+            if defer is not None and defer():
+                yield item
+            else:
+                yield from _build_block(item)
+        elif isinstance(item, LineHit):
+            yield from _build_line(item)
+
+
+def _read_whole(fmt: FileFormat, path: Path, tags: dict[str, str] | None,
+                on_bytes: Callable[[int], None] | None = None
+                ) -> Iterator[Parsed | IngestWarning]:
+    from ..reading.progress import reporting
+
+    items = iter(fmt.read(path, Context(path=str(path), tags=dict(tags or {}))))
+    while True:
+        # The bar moves as a 500 MB result JSON is read; asked only while the format reads,
+        # not while this waits on the writer (nothing else is counted if it never resumes).
+        with reporting(on_bytes):
+            item = next(items, _DONE)
+        if item is _DONE:
+            return
+        if isinstance(item, Problem):
+            yield IngestWarning(item.line, f"{fmt.name}: {item.reason}", fmt.name, item.raw_text)
+        else:
+            yield item
+
+
+_DONE = object()
+
+
+def _read_embedded(item) -> Iterator[Parsed | IngestWarning]:
+    """A pasted output file read by its format exactly as the file itself (from a scratch copy:
+    the readers stream files), its lines and the note's context put back on every row."""
+    import tempfile
+
+    fmt = item.format
+    note = fmt.note_context(item.context) if fmt.note_context is not None else {}
+
+    def line(k: int) -> int:
+        return item.lines[min(max(k, 1), len(item.lines)) - 1]
+
+    with tempfile.TemporaryDirectory(prefix="benchvault-pasted-") as scratch:
+        copy = Path(scratch) / "pasted"
+        copy.write_text(item.text, encoding="utf-8")
+        got = list(fmt.read(copy, item.context))
+    starts = [g.row.line_start or 1 for g in got if not isinstance(g, Problem)]
+    # A record read from one line (a JSON value's first) spans to the next record's start.
+    ends = [max(a, b - 1) for a, b in zip(starts, starts[1:])] + [len(item.lines)]
+    rows = iter(zip(starts, ends))
+    for parsed in got:
+        if isinstance(parsed, Problem):
+            yield IngestWarning(line(parsed.line), f"{fmt.name} (pasted, lines "
+                                f"{item.line_start}-{item.line_end}): {parsed.reason}",
+                                fmt.name, parsed.raw_text)
+            continue
+        start, end = next(rows)
+        row = parsed.row
+        if (row.line_end or start) > start:
+            end = row.line_end
+        store.assign(row, line_start=line(start), line_end=line(end), **{
+            k: v for k, v in note.items()
+            if k in fields_of(type(row)) and v is not None and getattr(row, k) is None})
+        yield parsed
+
+
+def _build_block(block: Block, text: str | None = None) -> Iterator[Parsed | IngestWarning]:
+    name = block.format.name
+    try:
+        parsed = block.format.build(block)
+    except BlockParseError as exc:
+        line = block.line_start + (exc.line - 1 if exc.line else 0)
+        yield IngestWarning(line, f"{name}: {exc.reason}", name, block.text)
+        return
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        yield IngestWarning(block.line_start, f"{name}: {where}: {first.get('msg')}", name,
+                            block.text)
+        return
+    # A table block gives a row (or a problem) per line of the table.
+    for item in parsed if isinstance(parsed, list) else [parsed]:
+        if isinstance(item, Problem):
+            yield IngestWarning(item.line, f"{name}: {item.reason}", name, item.raw_text)
+            continue
+        _stamp(item, block.line_start, block.line_end, block.text if text is None else text)
+        for line, reason in item.warnings:
+            yield IngestWarning(line, f"{name}: {reason}", name)
+        yield item
+
+
+def _build_unclosed(item) -> Iterator[Parsed | IngestWarning]:
+    """Read as complete with a warning if the grammar takes it; else the truncation warning."""
+    block = item.block
+    name = block.format.name
+    lines = block.lines[:-1]            # without the closing rule put back for the grammar
+    built = list(_build_block(block, text="\n".join(lines)))
+    if any(isinstance(b, IngestWarning) for b in built) or not built:
+        yield IngestWarning(block.line_start, f"{name}: block starts here but never ends "
+                            f"(cut off at line {block.line_end}?)", name, "\n".join(lines))
+        return
+    yield IngestWarning(item.cut_at, f"{name}: the block of lines {block.line_start}-"
+                        f"{block.line_end} has no closing rule here: read as complete", name)
+    yield from built
+
+
+def _build_line(hit) -> Iterator[Parsed | IngestWarning]:
+    name = hit.format.name
+    try:
+        parsed = hit.format.build(hit.line, hit.text, hit.context)
+    except (BlockParseError, ValidationError, ValueError) as exc:
+        yield IngestWarning(hit.line, f"{name}: {exc}", name, hit.text)
+        return
+    if isinstance(parsed, Facts):
+        # One line of a record many lines assemble (a server launch): the Linker merges it.
+        parsed.line, parsed.text = hit.line, hit.text
+        yield from (IngestWarning(line, f"{name}: {reason}", name)
+                    for line, reason in parsed.warnings)
+        yield parsed
+    elif parsed is not None:
+        _stamp(parsed, hit.line, hit.line, hit.text)
+        yield parsed
+
+
+def _stamp(parsed: Parsed, start: int, end: int, text: str) -> None:
+    row = parsed.row
+    fields = fields_of(type(row))
+    store.assign(row, **{name: value for name, value in
+                         (("line_start", start), ("line_end", end), ("raw_text", text))
+                         if name in fields and getattr(row, name) is None})
+
+
