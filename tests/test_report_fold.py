@@ -10,6 +10,7 @@ import importlib.util
 import pytest
 
 from benchvault.reports import render, narrowfold
+from benchvault.reports.experiments import SERVING
 from benchvault.reports.kinds import kind
 from benchvault.reports.query import connect_readonly
 from benchvault.schemas.store import connect
@@ -93,7 +94,7 @@ def test_report_all_is_the_same(repeats_db, monkeypatch):
 def test_the_three_printed_repeats_fold_to_their_mean_and_spread(repeats_db):
     conn = connect_readonly(repeats_db)
     spec = kind("sweep")
-    frame = render._folded_narrow(conn, spec, render.ReportOptions(), render.SERVING)
+    frame = render._folded_narrow(conn, spec, render.ReportOptions(), SERVING)
     conn.close()
     [row] = frame[(frame["model"] == "meta-llama/Llama-3.1-8B-Instruct")].to_dict("records")
     # printed: 830.09, 809.61, 849.93 tok/s; TTFT 52.31, 55.87, 49.90 ms

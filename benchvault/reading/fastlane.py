@@ -20,16 +20,13 @@ the same either way (tests/test_fastlane.py compares both on whole files).
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from pydantic import BaseModel
 
 from ..parsers.base import Parsed
 from .memo import Memo
 from .wrap import join_wrapped
-
-if TYPE_CHECKING:
-    from .segmenter import Segmenter
 
 STAMPED = ("line_start", "line_end", "raw_text")
 MAX_CONTEXTS = 16
@@ -78,7 +75,10 @@ _PAIRS = Memo(lambda pair: None, MEMO_BUDGET)   # its parse set by each lane
 
 
 class FastLane:
-    def __init__(self, segmenter: "Segmenter"):
+    """The lane of one file's segmenter (reading/segmenter.py, which makes it and hands it
+    itself: the lane asks it the questions its full pass asks)."""
+
+    def __init__(self, segmenter: Any):
         self.seg = segmenter
         self.formats = segmenter.line_formats
         self.context: tuple | None = None

@@ -19,7 +19,8 @@ from .experiments import TRIVIAL, Layout, add_keys, fold_repeats, layout_for, va
 from .kinds import ReportKind
 from .query import (ReportError, apply_where, has_table, load_table, parse_conditions,
                     why_empty)
-from .render import DISPLAY, Report, ReportOptions, naming_for
+from .report import Report, ReportOptions, naming_for
+from .experiments import DISPLAY
 from .table import column_info
 
 LOAD = ("max_concurrency", "request_rate")

@@ -15,7 +15,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .render import Report, group_key  # noqa: E402
+from .report import Report
+from .experiments import group_key
 from .table import column_info, format_value  # noqa: E402
 
 CHARTS = {

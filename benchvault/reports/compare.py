@@ -9,9 +9,8 @@ lower-is-better ones, so above 1 is always better; change is the speedup as a pe
 
 from __future__ import annotations
 
-import math
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -21,42 +20,11 @@ from .experiments import LLAMA_BENCH, TEST_FIELDS, Layout, add_keys, fold_repeat
 from .kinds import ReportKind, kind as get_kind
 from .query import (ReportError, apply_where, connect_readonly, has_table, load_table,
                     parse_conditions)
-from .render import DISPLAY, ReportOptions, naming_for
-from .table import DECIMALS, Column, Table, column_info, escape_cell, format_number, format_value
-
-
-@dataclass
-class Comparison:
-    table: Table | None
-    match: list[str]
-    metrics: list[str]
-    worst_change: float | None = None          # percent, lowest over all pairs and metrics
-    notes: list[str] = field(default_factory=list)
-
-    def regressed(self, pct: float) -> bool:
-        return self.worst_change is not None and self.worst_change < -abs(pct)
-
-    def markdown(self) -> str:
-        blocks = [self.table.markdown()] if self.table else []
-        if self.notes:
-            blocks.append("\n".join(f"- {escape_cell(n)}" for n in self.notes))
-        return "\n\n".join(blocks) + "\n"
-
-
-def speedup(base: float, cand: float, better: str | None) -> float | None:
-    if base is None or cand is None or pd.isna(base) or pd.isna(cand):
-        return None
-    if better == "lower":
-        return base / cand if cand else None
-    return cand / base if base else None
-
-
-def format_speedup(ratio: float | None) -> tuple[str, str]:
-    if ratio is None:
-        return "", ""
-    change = f"{(ratio - 1.0) * 100.0:.1f}"
-    change = "0.0" if change == "-0.0" else change
-    return f"{format_number(ratio)}x", ("" if change.startswith("-") else "+") + change + "%"
+from .nway import nway, sides_of
+from .ratios import Comparison, format_speedup, speedup, texts
+from .report import ReportOptions, naming_for
+from .experiments import DISPLAY
+from .table import DECIMALS, Column, Table, column_info, format_value
 
 
 def compare(db_path: str | Path, baseline: list[str], candidate: list[str] | None = None, *,
@@ -86,8 +54,6 @@ def compare(db_path: str | Path, baseline: list[str], candidate: list[str] | Non
             raise ReportError(f"unknown column {name!r}")
     candidates = candidates if candidates is not None else ([candidate] if candidate else [])
     if by or len(candidates) > 1:
-        from .nway import nway, sides_of
-
         base, others, chosen = sides_of(frame, baseline, candidates, list(by or []))
         return nway(spec, layout_for(spec.table), frame, base, others, chosen, metrics)
     candidate = candidates[0] if candidates else []
@@ -189,12 +155,6 @@ class Pairing:
                                       if s.name in self.order else s)
         order = numeric.sort_values(names, kind="stable").index
         return paired.loc[order]
-
-
-def texts(series: pd.Series) -> pd.Series:
-    """Values as compared and shown (a blank for none; 16.0 as 16)."""
-    return series.map(lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v))
-                      else str(int(v)) if isinstance(v, float) and v.is_integer() else str(v))
 
 
 def _llama_bench_shown(shown: list[str], rows: pd.DataFrame) -> list[str]:

@@ -246,3 +246,28 @@ def split(frame: pd.DataFrame, key: str | None) -> list[tuple[Any, pd.DataFrame]
     positions = pd.Series(range(len(frame)), index=frame.index).groupby(keys.values,
                                                                         sort=False).indices
     return [(k, frame.iloc[positions[k]]) for k in dict.fromkeys(keys)]
+
+
+# Load: what a sweep varies along its x axis, not what tells its lines apart.
+LOAD = ("max_concurrency", "request_rate")
+# Columns shown with a display value instead of the stored one.
+DISPLAY = {"model": "_model_display", "engine": "_engine_display"}
+
+
+def group_key(frame: pd.DataFrame, layout: Layout | None = SERVING) -> list[tuple]:
+    """One chart line / one sweep per configuration but its load: the configuration fields
+    that vary between the rows (engine, model, TP, ...); without configurations (a --sql), per
+    engine, model and innermost heading."""
+    fields = [f for f in varying(frame, layout.fields) if f not in LOAD] if layout else []
+    if layout is not None and layout.repeat_key in frame:
+        shown = [DISPLAY.get(f, f) if DISPLAY.get(f) in frame else f for f in fields]
+        # NaN is not equal to itself: a blank key is None, so that blanks group together.
+        return list(zip(*(frame[c].astype(object).where(frame[c].notna(), None)
+                          for c in shown))) if shown else [()] * len(frame)
+    parts = []
+    for _, row in frame.iterrows():
+        section = row.get("section")
+        parts.append((row.get("_engine_display") or row.get("engine") or "",
+                      row.get("_model_display") or "",
+                      section.split(" > ")[-1] if isinstance(section, str) else ""))
+    return parts

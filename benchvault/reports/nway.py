@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .compare import Comparison, format_speedup, speedup, texts
+from .ratios import Comparison, format_speedup, speedup, texts
 from .experiments import TEST_FIELDS, Layout, fold_repeats
 from .kinds import ReportKind
 from .query import ReportError, apply_where, parse_conditions
-from .render import DISPLAY
+from .experiments import DISPLAY
 from .table import DECIMALS, Column, Table, column_info, format_value
 
 LOAD = ("max_concurrency", "request_rate")

@@ -19,7 +19,7 @@ import pandas as pd
 
 from .analysis import empty_report, groups, load, series_fields, series_of
 from .kinds import ReportKind
-from .render import Report, ReportOptions, slugify
+from .report import Report, ReportOptions, slugify
 from .table import Column, Table, format_number
 
 METRICS = ("output_throughput", "mean_tpot_ms")

@@ -3,94 +3,29 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 import sqlite3
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 import jinja2
 import pandas as pd
 
-from .derive import Naming, derive, load_attributes
-from .experiments import (SERVING, Layout, add_keys, field_text, fold_repeats, gpu_names,
-                          layout_for, shared, split, varying, with_texts)
+from .derive import derive
+from .experiments import (DISPLAY, Layout, add_keys, field_text, fold_repeats, gpu_names,
+                          group_key, layout_for, shared, split, varying, with_texts)
 from .kinds import ReportKind, kind as get_kind
 from .narrowfold import derive_folded, fold_runs
 from .query import (Condition, ReportError, apply_where, connect_readonly, file_order, has_table,
                     load_table, parse_conditions, run_sql, table_columns, why_empty)
-from .table import Column, Table, build_table, column_info, escape_cell, format_value
+from .report import Report, ReportOptions, naming_for, slugify
+from .table import Column, build_table, column_info, escape_cell, format_value
 
 TEMPLATES = Path(__file__).parent / "templates"
 # `report all`: every kind whose rows it shows once (engines and llama-bench-compare show the
 # same rows as sweep and llama-bench, whose group tables already lead with what varies).
 ALL = ("sweep", "llama-bench", "spec-decode", "capacity")
-# Load: what a sweep varies along its x axis, not what tells its lines apart.
-LOAD = ("max_concurrency", "request_rate")
 # Kind columns that are configuration fields shown by the group layout when they vary.
 LEADING_SKIP = ("config",)
-# Columns shown with a display value instead of the stored one.
-DISPLAY = {"model": "_model_display", "engine": "_engine_display"}
-
-
-@dataclass
-class ReportOptions:
-    """Everything a user can change about a report (the CLI options, one for one)."""
-
-    where: list[str] = field(default_factory=list)
-    sql: str | None = None
-    columns: list[str] = field(default_factory=list)
-    sort: list[str] = field(default_factory=list)
-    headers: dict[str, str] = field(default_factory=dict)
-    formats: dict[str, str] = field(default_factory=dict)
-    renames: dict[str, str] = field(default_factory=dict)
-    name_from: str = "model"
-    models_file: str | None = None
-    title: str | None = None
-    template: str | None = None
-    scale_replicas: bool = True
-    charts: list[str] | None = None      # None: the kind's default charts (when writing files)
-    mark_best: bool = True
-    repeats: str = "mean"                # mean | best | last | all (runs of one configuration)
-    group: bool | None = None            # one table per comparable group; None: unless filtered
-    # the analysis reports
-    slos: list[str] = field(default_factory=list)      # slo: `p99_ttft_ms<=500` ...
-    metric: str | None = None            # trend: the metric followed
-    over: str = "build"                  # trend: build | version | date
-    threshold: float = 5.0               # trend: a fall worse than this percent is flagged
-    order: list[str] = field(default_factory=list)     # trend: the axis in this order first
-
-
-@dataclass
-class Report:
-    kind: ReportKind
-    title: str
-    description: str
-    table: Table | None
-    frame: pd.DataFrame
-    notes: list[str] = field(default_factory=list)
-    filters: list[str] = field(default_factory=list)
-    charts: list[dict[str, str]] = field(default_factory=list)   # {"title", "png", "svg"}
-    caption: str | None = None           # what every row shares, written once above the table
-    slug: str = ""                       # names this table's chart files among its kind's
-    # an analysis's own chart: draw(report, base path) → (png, svg) or None
-    draw: Callable[["Report", Path], tuple[Path, Path] | None] | None = None
-    regressions: int = 0                 # trend: points flagged
-    axis: list[str] = field(default_factory=list)      # trend: the axis followed, in order
-
-    @property
-    def markdown_table(self) -> str:
-        return self.table.markdown() if self.table is not None else ""
-
-
-def naming_for(options: ReportOptions) -> Naming:
-    attributes = load_attributes(options.models_file) if options.models_file else {}
-    if options.name_from not in ("model", "label", "section", "source"):
-        raise ReportError(f"--name-from wants model, label, section or source, "
-                          f"got {options.name_from!r}")
-    return Naming(options.name_from, dict(options.renames), attributes)
-
-
 def _sort(frame: pd.DataFrame, spec: ReportKind, keys: list[str],
           layout: Layout | None = None) -> pd.DataFrame:
     if keys:
@@ -110,25 +45,6 @@ def _sort(frame: pd.DataFrame, spec: ReportKind, keys: list[str],
         return frame.sort_values(["_group", "max_concurrency"], kind="stable",
                                  na_position="last").drop(columns="_group")
     return frame
-
-
-def group_key(frame: pd.DataFrame, layout: Layout | None = SERVING) -> list[tuple]:
-    """One chart line / one sweep per configuration but its load: the configuration fields
-    that vary between the rows (engine, model, TP, ...); without configurations (a --sql), per
-    engine, model and innermost heading."""
-    fields = [f for f in varying(frame, layout.fields) if f not in LOAD] if layout else []
-    if layout is not None and layout.repeat_key in frame:
-        shown = [DISPLAY.get(f, f) if DISPLAY.get(f) in frame else f for f in fields]
-        # NaN is not equal to itself: a blank key is None, so that blanks group together.
-        return list(zip(*(frame[c].astype(object).where(frame[c].notna(), None)
-                          for c in shown))) if shown else [()] * len(frame)
-    parts = []
-    for _, row in frame.iterrows():
-        section = row.get("section")
-        parts.append((row.get("_engine_display") or row.get("engine") or "",
-                      row.get("_model_display") or "",
-                      section.split(" > ")[-1] if isinstance(section, str) else ""))
-    return parts
 
 
 def resolve_columns(spec: ReportKind, frame: pd.DataFrame, options: ReportOptions,
@@ -408,10 +324,6 @@ def _group_title(frame: pd.DataFrame) -> str:
         if column in frame and frame[column].notna().any():
             return str(frame[column].dropna().iloc[0])
     return "ungrouped"
-
-
-def slugify(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "group"
 
 
 def _caption(spec: ReportKind, frame: pd.DataFrame, layout: Layout) -> str | None:

@@ -22,7 +22,7 @@ import pandas as pd
 from .analysis import LOAD, Rows, empty_report, groups, load, series_fields, series_of
 from .kinds import ReportKind
 from .query import ReportError, table_columns
-from .render import Report, ReportOptions, slugify
+from .report import Report, ReportOptions, slugify
 from .table import Column, Table, column_info, format_number, format_value
 
 OPERATORS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}

@@ -23,7 +23,7 @@ from .analysis import Rows, empty_report, groups, load, require_metric, series_f
 from .experiments import LLAMA_BENCH, SERVING
 from .kinds import ReportKind
 from .query import ReportError, has_table
-from .render import Report, ReportOptions, slugify
+from .report import Report, ReportOptions, slugify
 from .table import Column, Table, column_info, format_number
 
 OVER = ("build", "version", "date")

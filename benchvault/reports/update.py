@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .query import ReportError, connect_readonly
-from .render import ReportOptions, make_reports, render_region
+from .report import ReportOptions
+from .render import make_reports, render_region
 from .table import escape_cell
 
 BEGIN = re.compile(r"^\s*<!--\s*benchvault:begin\s+(?P<name>[\w.-]+)(?P<args>.*?)\s*-->\s*$")

@@ -18,6 +18,8 @@ from ..dbfile import SCHEMA_VERSION, busy_timeout
 from ..errors import bad_database
 from . import models
 from .models import Row, json_safe
+from .tables import model_for, row_models  # noqa: F401  (the store's tables, for its callers)
+from .views import ensure_views
 
 
 if TYPE_CHECKING:
@@ -68,48 +70,6 @@ INDEXES = (
     ("serving_runs", ("max_concurrency",), False), ("serving_runs", ("section",), False),
     ("serving_runs", ("label",), False), ("serving_runs", ("tags",), False),
 )
-
-
-def row_models() -> list[type[Row]]:
-    """Every concrete table model, parents before children (sources first)."""
-    return list(_row_models())
-
-
-@lru_cache(maxsize=None)
-def _row_models() -> tuple[type[Row], ...]:
-    # Every model is defined by now: the package imports all its modules (schemas/__init__).
-    found: list[type[Row]] = []
-
-    def walk(cls: type[Row]) -> None:
-        for sub in cls.__subclasses__():
-            if "__table__" in sub.__dict__ and sub not in found:
-                found.append(sub)
-            walk(sub)
-
-    walk(Row)
-    return _parents_first(tuple(found))
-
-
-def _parents_first(models: tuple[type[Row], ...]) -> tuple[type[Row], ...]:
-    """Tables a foreign key points to come first."""
-    found = list(models)
-    ordered: list[type[Row]] = []
-    while found:
-        for cls in list(found):
-            targets = {t for _, t, _ in cls.__foreign_keys__}
-            if targets <= {m.__table__ for m in ordered} | {cls.__table__}:
-                ordered.append(cls)
-                found.remove(cls)
-                break
-        else:
-            ordered.extend(found)
-            break
-    return tuple(ordered)
-
-
-@lru_cache(maxsize=None)
-def model_for(table: str) -> type[Row]:
-    return next(m for m in _row_models() if m.__table__ == table)
 
 
 def _sqlite_type(annotation: Any) -> type:
@@ -187,9 +147,7 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
             name = f"idx_{table}_{'_'.join(columns)}"
             db.execute(f"CREATE {'UNIQUE ' if unique else ''}INDEX IF NOT EXISTS {name} "
                        f"ON {table}({', '.join(columns)})")
-    from .views import ensure_views  # views need the tables above
-
-    ensure_views(db)
+    ensure_views(db)        # views need the tables above
 
 
 def _file_of(db: sqlite_utils.Database) -> str:

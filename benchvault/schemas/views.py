@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .models import LATENCY_METRICS, LATENCY_NAMES, Row
+from .tables import row_models
 
 # Stats the wide latency view pivots out of latency_stats (a stat not printed stays null).
 LATENCY_VIEW_STATS = ("mean", "median", "std", "min", "max",
@@ -40,8 +41,6 @@ class View:
 
 
 def _model(table: str) -> type[Row] | None:
-    from .store import row_models
-
     return next((m for m in row_models() if m.__table__ == table), None)
 
 
