@@ -134,6 +134,24 @@ def test_two_notes_contradicting_each_other_keep_both_and_say_so(tmp_path):
                     "'%contradicts%'") == [{"n": 1}]
 
 
+def test_repeats_that_share_a_duration_are_two_runs_not_a_contradiction(tmp_path):
+    """Three repeats printed with one duration to the digit (and the same request count), but
+    every other figure their own: three runs, and no warning -- a contradiction is one run
+    printed two ways, agreeing on nearly everything."""
+    text = (FIXTURES / "experiments" / "derived-three-repeats.md").read_text()
+    for other in ("31.62", "30.12"):
+        text = text.replace(f"Benchmark duration (s):                  {other}",
+                            "Benchmark duration (s):                  30.84")
+    note = tmp_path / "same-duration.md"
+    note.write_text(text)
+    db = tmp_path / "w.db"
+    [result] = ingest_into(db, note)
+    runs = the_runs(db)
+    assert [r["duration"] for r in runs] == [30.84, 30.84, 30.84]
+    assert [r["mean_ttft_ms"] for r in runs] == [52.31, 55.87, 49.9]
+    assert not [w for w in result.warnings if "contradicts" in w.reason]
+
+
 def test_repeats_that_differ_are_separate_runs(tmp_path):
     """Repeats of one configuration share their counts (same prompts) but not their numbers."""
     db = tmp_path / "w.db"

@@ -22,8 +22,10 @@ IDENTIFIERS = {"id", "port", "seed", "line", "line_start", "line_end", "table_in
                "flash_attn", "no_op_offload"}
 DIMENSIONLESS = {"burstiness"}  # shape factor of the arrival distribution
 # A value whose unit differs row by row: published_results has a `unit` column beside it,
-# a /metrics sample's unit is in its metric's name.
-UNIT_PER_ROW = {("published_results", "value"), ("metrics_samples", "value")}
+# a /metrics sample's unit is in its metric's name, a sighting's look-up tolerance is in the
+# unit of its kind's look-up column (seconds of duration, t/s of avg_ts).
+UNIT_PER_ROW = {("published_results", "value"), ("metrics_samples", "value"),
+                ("sightings", "near_tolerance")}
 
 
 def _sql(meta: dict, db: Path, name: str) -> str:

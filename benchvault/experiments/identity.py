@@ -233,11 +233,25 @@ def differences(identity: Identity, a: Said, b: Said) -> list[str]:
 
 
 def near_agrees(identity: Identity, a: Said, b: Said) -> bool:
-    """The look-up columns agree at the sightings' own precision: a disagreement elsewhere is
-    then a contradiction worth a warning, not just another run."""
+    """The look-up columns agree at the sightings' own precision."""
     column = identity.near
     x, y = a.values.get(column), b.values.get(column)
     return x is not None and y is not None and close(x, y, max(a.tol(column), b.tol(column)))
+
+
+def contradicts(identity: Identity, a: Said, b: Said, differ: list[str]) -> bool:
+    """Two sightings that differ on ``differ`` (differences') are one run printed two ways --
+    a contradiction worth a warning -- rather than two runs: they agree on what picks them out
+    (the key, the look-up value, the configuration) and on nearly every result, differing on
+    at most a quarter of the results both printed (one, at least).  Two repeats that happen to
+    share a request count and a duration differ on most of their figures: two runs."""
+    if not identity.near or not near_agrees(identity, a, b):
+        return False
+    if set(differ) & {*identity.key, *identity.config}:
+        return False
+    both = sum(1 for c in (identity.near, *identity.results)
+               if a.values.get(c) is not None and b.values.get(c) is not None)
+    return len(differ) <= max(1, both // 4)
 
 
 # --- merging -----------------------------------------------------------------------------------

@@ -1,17 +1,19 @@
-"""Keep ``configurations`` and ``experiment_groups`` in step with the runs, one file at a time.
+"""Keep ``configurations`` and ``experiment_groups`` in step with the runs.
 
 Ingest calls :func:`refresh_configurations` at the end of each file's transaction with the
 runs the file placed or changed and the configurations that lost a run: each run gets its
-configuration (and group), and each configuration touched gets its repeat statistics again
-(n, mean, sample standard deviation, min, max).  Work is proportional to the file, not to the
-warehouse.
+configuration (and group), and each configuration touched is marked to be counted again
+(``n`` left NULL).  :func:`summarise` then gives every such configuration its repeat
+statistics (n, mean, sample standard deviation, min, max) and its group its counts, once per
+ingest rather than once per file: a year of notes touches each configuration in most files,
+and counting its hundreds of runs again each time made a big ingest quadratic.  A
+configuration's work is proportional to its runs; an ingest's, to what it touched.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import statistics
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..schemas.experiments import CONFIG_METRICS, Configuration, ExperimentGroup
@@ -126,9 +128,9 @@ def _get_or_create(db: sqlite_utils.Database, table: str, key: str, row: Any) ->
 
 def refresh_configurations(db: sqlite_utils.Database, run_ids: Iterable[int],
                            config_ids: Iterable[int] = ()) -> None:
-    """Give ``run_ids`` their configuration and group; recompute every configuration touched."""
+    """Give ``run_ids`` their configuration and group; mark every configuration touched (and
+    ``config_ids``, which lost a run) to be counted again by :func:`summarise`."""
     touched_configs = set(config_ids)
-    touched_groups: set[int] = set()
     asked: dict[tuple, Any] = {}  # the per-run look-ups answered so far
     for chunk in _chunks(run_ids):
         for run in _runs(db, chunk):
@@ -149,27 +151,35 @@ def refresh_configurations(db: sqlite_utils.Database, run_ids: Iterable[int],
                 **config))
             if run.get("config_id") is not None:
                 touched_configs.add(run["config_id"])
-            if run.get("group_id") is not None:
-                touched_groups.add(run["group_id"])
             touched_configs.add(config_id)
-            touched_groups.add(group_id)
             db.execute("UPDATE serving_runs SET config_id = ?, group_id = ? WHERE id = ?",
                        [config_id, group_id, run["id"]])
     for chunk in _chunks(touched_configs):
-        for config_id in chunk:
-            group = _summarise_configuration(db, config_id)
-            if group is not None:
-                touched_groups.add(group)
-    for chunk in _chunks(touched_groups):
-        for group_id in chunk:
-            _summarise_group(db, group_id)
+        db.execute(f"UPDATE configurations SET n = NULL WHERE id IN ({', '.join('?' * len(chunk))})",
+                   chunk)
+
+
+def summarise(db: sqlite_utils.Database) -> None:
+    """Repeat statistics for every configuration marked to be counted (``n`` NULL), deleted
+    when it has no run left, and the counts of their groups (deleted when empty)."""
+    stale = [r[0] for r in db.execute("SELECT id FROM configurations WHERE n IS NULL")]
+    groups: set[int] = set()
+    for config_id in stale:
+        group = _summarise_configuration(db, config_id)
+        if group is not None:
+            groups.add(group)
+    for group_id in sorted(groups):
+        _summarise_group(db, group_id)
 
 
 def _summarise_configuration(db: sqlite_utils.Database, config_id: int) -> int | None:
-    """Repeat statistics of one configuration; deleted when it has no run left."""
-    columns = ", ".join(f"[{m}]" for m in CONFIG_METRICS)
-    rows = db.execute(f"SELECT id, {columns} FROM serving_runs WHERE config_id = ? ORDER BY id",
-                      [config_id]).fetchall()
+    """Repeat statistics of one configuration; deleted when it has no run left.  The same
+    runs give the same figures to the last bit, in whatever order they were stored (sums are
+    math.fsum's, exact); its first and last runs are in reading order (file path, line)."""
+    columns = ", ".join(f"r.[{m}]" for m in CONFIG_METRICS)
+    rows = db.execute(f"SELECT r.id, {columns} FROM serving_runs r JOIN sources s ON "
+                      "s.id = r.source_id WHERE r.config_id = ? ORDER BY s.path, r.line_start, "
+                      "r.line_end", [config_id]).fetchall()
     found = db.execute("SELECT group_id FROM configurations WHERE id = ?", [config_id]).fetchone()
     if found is None:
         return None
@@ -178,16 +188,23 @@ def _summarise_configuration(db: sqlite_utils.Database, config_id: int) -> int |
         return found[0]
     values: dict[str, Any] = {"n": len(rows), "first_run_id": rows[0][0],
                               "last_run_id": rows[-1][0]}
-    for i, metric in enumerate(CONFIG_METRICS, start=1):
-        numbers = [r[i] for r in rows if isinstance(r[i], (int, float)) and math.isfinite(r[i])]
-        values[metric] = statistics.fmean(numbers) if numbers else None
-        values[f"{metric}_std"] = statistics.stdev(numbers) if len(numbers) > 1 else None
+    for metric, column in zip(CONFIG_METRICS, list(zip(*rows))[1:]):
+        numbers = [v for v in column if isinstance(v, (int, float)) and math.isfinite(v)]
+        values[metric] = math.fsum(numbers) / len(numbers) if numbers else None
+        values[f"{metric}_std"] = _stdev(numbers, values[metric]) if len(numbers) > 1 else None
         values[f"{metric}_min"] = min(numbers) if numbers else None
         values[f"{metric}_max"] = max(numbers) if numbers else None
     assignments = ", ".join(f"[{k}] = ?" for k in values)
     db.execute(f"UPDATE configurations SET {assignments} WHERE id = ?",
                [*values.values(), config_id])
     return found[0]
+
+
+def _stdev(numbers: list[float], mean: float) -> float:
+    """The sample standard deviation (n - 1), two-pass with exact sums."""
+    deviations = [x - mean for x in numbers]
+    squares = math.fsum(d * d for d in deviations) - math.fsum(deviations) ** 2 / len(numbers)
+    return math.sqrt(max(squares, 0.0) / (len(numbers) - 1))
 
 
 def _summarise_group(db: sqlite_utils.Database, group_id: int) -> None:

@@ -62,9 +62,12 @@ def row_values(db: sqlite_utils.Database, identity: Identity, row_id: int) -> di
     cursor = db.execute(f"SELECT * FROM [{identity.table}] WHERE id = ?", [row_id])
     names = [d[0] for d in cursor.description]
     row = cursor.fetchone()
-    if not row:
-        return {}
-    values = identity.content(dict(zip(names, row)))
+    return values_of(identity, dict(zip(names, row))) if row else {}
+
+
+def values_of(identity: Identity, stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored row's columns as a sighting would say them (JSON columns decoded)."""
+    values = identity.content(stored)
     for name in _json_columns(identity.table):      # stored as JSON text
         if isinstance(values.get(name), str):
             values[name] = loads(values[name])

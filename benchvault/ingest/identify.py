@@ -15,9 +15,10 @@ import json
 import math
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from ..experiments.identity import EPSILON, Identity, Said, differences, identities, \
-    near_agrees
-from ..experiments.sightings import LATENCY, loads, rebuild, record_values, row_values
+from ..experiments.identity import EPSILON, Identity, Said, contradicts, differences, \
+    identities
+from ..experiments.sightings import LATENCY, loads, rebuild, record_values, row_values, \
+    values_of
 from ..schemas import store
 from ..schemas.experiments import Sighting
 from ..schemas.models import Row, json_safe
@@ -25,12 +26,6 @@ from ..schemas.store import model_for
 
 if TYPE_CHECKING:
     import sqlite_utils
-
-# How far, in SQL, a stored row's `near` value may be from a new sighting's and still be
-# looked at: wider than any printed precision (the exact check follows in Python).
-NEAR_WINDOW = 1.0
-NEAR_WINDOW_FRACTION = 1e-3
-
 
 def _finite(value: Any) -> float | None:
     try:
@@ -44,6 +39,14 @@ def _finite(value: Any) -> float | None:
 def _compared(identity: Identity) -> frozenset[str]:
     return frozenset((*identity.key, *filter(None, (identity.near,)), *identity.results,
                       *identity.config))
+
+
+def _reach(value: float, tolerance: float, widest: float) -> float:
+    """How far another sighting's look-up value may be from ``value`` (printed to within
+    ``tolerance``) and still agree with it, when that one was printed to within ``widest`` at
+    most: identity.close's |a - b| <= max(tolerances) + EPSILON * max(1, |a|, |b|), bounded."""
+    tolerance += widest
+    return tolerance + 2 * EPSILON * (max(1.0, abs(value)) + tolerance) + 1e-12
 
 
 class _Local:
@@ -85,9 +88,7 @@ class _Local:
         value = _finite(said.values.get(near)) if near else None
         if value is None:
             return self.entries
-        # identity.close: |a - b| <= tolerance + EPSILON * max(1, |a|, |b|); a superset.
-        tolerance = said.tol(near) + self.max_tol
-        reach = tolerance + 2 * EPSILON * (max(1.0, abs(value)) + tolerance) + 1e-12
+        reach = _reach(value, said.tol(near), self.max_tol)
         low = bisect.bisect_left(self.nears, (value - reach, -1))
         high = bisect.bisect_right(self.nears, (value + reach, len(self.entries)))
         positions = sorted([position for _, position in self.nears[low:high]] + self.loose)
@@ -132,6 +133,8 @@ class Placer:
         self.local_contents: dict[tuple[str, str], int] = {}
         self.local_fingerprints: dict[tuple[str, str], int] = {}
         self.seen_again: dict[tuple[str, int], int] = {}   # (table, row id) → repeat sightings
+        # The widest tolerance of a look-up value among the stored sightings, by table.
+        self.widest: dict[str, float] = {}
         self.touched_runs: set[int] = set()
         self.merged = 0
 
@@ -163,6 +166,11 @@ class Placer:
         if tolerance:
             # Stored as its JSON text, which the writer binds as it is.
             store.assign(sighting, tolerance=_tolerance_text(tolerance))
+        if identity.near:
+            near_tolerance = float((tolerance or {}).get(identity.near, 0.0))
+            store.assign(sighting, near_tolerance=near_tolerance)
+            if near_tolerance > self._widest(identity):
+                self.widest[identity.table] = near_tolerance
         same = self._said_before(identity, content)
         if same is not None:
             # The very same text again (a block pasted twice): one more sighting, nothing
@@ -255,31 +263,59 @@ class Placer:
         for row_id, other in local.candidates(said, identity.near) if local is not None else ():
             if self._agrees(identity, said, [other], row_id, line):
                 return row_id
-        for row_id in self._stored_candidates(identity, said):
+        for row_id, said_once in self._stored_candidates(identity, said):
             if row_id in seen:
                 continue
-            if self._agrees(identity, said, self._sayings(identity, row_id), row_id, line):
+            sayings = [said_once] if said_once is not None else self._sayings(identity, row_id)
+            if self._agrees(identity, said, sayings, row_id, line):
                 return row_id
         return None
 
-    def _stored_candidates(self, identity: Identity, said: Said) -> list[int]:
+    def _stored_candidates(self, identity: Identity, said: Said
+                           ) -> list[tuple[int, Said | None]]:
+        """The stored rows that may be ``said``'s: equal key, and a look-up value within reach
+        of its (one indexed range: about one row).  Each with what it said when it was seen
+        once (its values and its sighting's tolerance), else None (its sightings tell)."""
         where, params = [], []
         for column in identity.key:
             value = said.values.get(column)
-            where.append(f"[{column}] = ?" if value is not None else f"[{column}] IS NULL")
+            where.append(f"t.[{column}] = ?" if value is not None else f"t.[{column}] IS NULL")
             if value is not None:
                 params.append(value)
         if identity.near:
-            near = said.values.get(identity.near)
-            try:
-                near = float(near)
-            except (TypeError, ValueError):
+            near = _finite(said.values.get(identity.near))
+            if near is None:
                 return []
-            window = max(NEAR_WINDOW, abs(near) * NEAR_WINDOW_FRACTION) + said.tol(identity.near)
-            where.append(f"[{identity.near}] BETWEEN ? AND ?")
-            params += [near - window, near + window]
-        sql = f"SELECT id FROM [{identity.table}] WHERE {' AND '.join(where) or '1'}"
-        return [r[0] for r in self.db.execute(sql, params).fetchall()]
+            reach = _reach(near, said.tol(identity.near), self._widest(identity))
+            where.append(f"t.[{identity.near}] BETWEEN ? AND ?")
+            params += [near - reach, near + reach]
+        cursor = self.db.execute(
+            f"SELECT t.*, g.tolerance AS [_tolerance] FROM [{identity.table}] t "
+            f"LEFT JOIN sightings g ON g.[{identity.column}] = t.id AND g.is_primary "
+            f"WHERE {' AND '.join(where) or '1'}", params)
+        names = [d[0] for d in cursor.description]
+        out = []
+        for row in cursor.fetchall():
+            values = dict(zip(names, row))
+            tolerance = values.pop("_tolerance")
+            once = values.get("sightings") == 1
+            out.append((values["id"], Said(values_of(identity, values), loads(tolerance))
+                        if once else None))
+        return out
+
+    def _widest(self, identity: Identity) -> float:
+        """The widest tolerance any stored sighting printed ``identity.near`` with (indexed);
+        sightings stored before it was kept get theirs from their tolerance first."""
+        widest = self.widest.get(identity.table)
+        if widest is None:
+            self.db.execute(
+                "UPDATE sightings SET near_tolerance = coalesce(json_extract(tolerance, ?), 0) "
+                "WHERE kind = ? AND near_tolerance IS NULL",
+                [f'$."{identity.near}"', identity.table])
+            widest = self.widest[identity.table] = self.db.execute(
+                "SELECT coalesce(max(near_tolerance), 0) FROM sightings WHERE kind = ?",
+                [identity.table]).fetchone()[0]
+        return widest
 
     def _sayings(self, identity: Identity, row_id: int) -> list[Said]:
         """What the stored sightings of ``row_id`` said, once per distinct content (the row
@@ -299,8 +335,7 @@ class Placer:
         for other in others:
             differ = differences(identity, said, other)
             if differ:
-                if identity.near and near_agrees(identity, said, other) and \
-                        not set(differ) & set(identity.config):
+                if contradicts(identity, said, other, differ):
                     self._contradiction(identity, row_id, differ, said, other, line)
                 return False
         return True

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
-from ..experiments.refresh import refresh_configurations
+from ..experiments.refresh import refresh_configurations, summarise
 from ..reading.lines import FileDigest, ReadReport, UnreadableFile, file_digest
 from . import store
 from .find import expand_paths, real_path, resolve_afresh, stat_says, stored  # noqa: F401
@@ -45,19 +45,33 @@ def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path],
         for path in paths:
             result = ingest_file(db, path, tags, force=force, on_bytes=on_bytes,
                                  parsed=readings.take(path) if readings else None,
-                                 stream=jobs > 1)
+                                 stream=jobs > 1, count=False)
             results.append(result)
             if on_file:
                 on_file(result)
     finally:
         if readings is not None:
             readings.close()
+        count_repeats(db)
     return results
+
+
+def count_repeats(db: sqlite_utils.Database) -> None:
+    """The repeat statistics of every configuration an ingest touched (experiments.refresh.
+    summarise), in a transaction of their own: once per ingest, not once per file."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        summarise(db)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
 
 
 def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | None = None,
                 force: bool = False, on_bytes: Callable[[int], None] | None = None,
-                parsed: Parsing | None = None, stream: bool = False) -> FileResult:
+                parsed: Parsing | None = None, stream: bool = False,
+                count: bool = True) -> FileResult:
     """Ingest one file in one transaction; an unchanged file is skipped.
 
     Unchanged means: the same size and modification time as when it was read (like make and
@@ -65,7 +79,8 @@ def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | No
     in a thread while it is parsed, so the hash costs no time on a second core.  ``parsed``:
     the file as a worker read it, instead of reading it here.  ``stream``: a file of
     STREAM_MIN_BYTES or more is parsed by a worker process of its own while this one stores
-    its rows; read here again if that worker dies.
+    its rows; read here again if that worker dies.  ``count``: then count the repeats of the
+    configurations it touched (count_repeats; ingest_paths does once for all its files).
     """
     from .stream import WorkerLost
 
@@ -74,9 +89,12 @@ def ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | No
     if not path.exists():
         return FileResult(str(path), status="error", error=f"{path}: no such file")
     try:
-        return _ingest_file(db, path, tags, force, on_bytes, parsed, stream)
+        result = _ingest_file(db, path, tags, force, on_bytes, parsed, stream)
     except WorkerLost:
-        return _ingest_file(db, path, tags, force, on_bytes, parsed, stream=False)
+        result = _ingest_file(db, path, tags, force, on_bytes, parsed, stream=False)
+    if count:
+        count_repeats(db)
+    return result
 
 
 def _ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | None,
@@ -168,4 +186,6 @@ def forget_missing(db: sqlite_utils.Database, arguments: Iterable[str | Path]
             db.execute("ROLLBACK")
             raise
         results.append(FileResult(stored_path, status="removed"))
+    if results:
+        count_repeats(db)
     return results

@@ -7,6 +7,7 @@ values are `$c` (unknown, so left out), and quotes that a wrapped line broke.
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -40,12 +41,15 @@ def flag_name(token: str) -> str:
     return token.lstrip("-").replace("-", "_")
 
 
-def _tokens(text: str) -> list[str]:
+@functools.lru_cache(maxsize=1024)
+def _tokens(text: str) -> tuple[str, ...]:
+    """The shell words of ``text`` (kept for the texts seen last: a sweep repeats its command
+    for every run, and shlex reads a character at a time)."""
     try:
-        return shlex.split(text, comments=False, posix=True)
+        return tuple(shlex.split(text, comments=False, posix=True))
     except ValueError:
         # An unbalanced quote (often a wrapped or hand-edited line): split on spaces.
-        return [t.strip("'\"") for t in text.split()]
+        return tuple(t.strip("'\"") for t in text.split())
 
 
 PATH_CHARS = set("_./~-+$")
@@ -113,7 +117,7 @@ def parse_command(text: str, program_re: re.Pattern[str], short_flags: dict[str,
     segment = segment_with(text, program_re)
     if segment is None:
         return None
-    tokens = _tokens(segment)
+    tokens = list(_tokens(segment))
     env: dict[str, str] = {}
     while tokens and ENV_ASSIGNMENT.match(tokens[0]):
         key, _, value = tokens.pop(0).partition("=")

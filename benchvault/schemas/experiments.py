@@ -66,6 +66,9 @@ class Sighting(Row):
         "two sightings agree when their values differ by no more.  Absent: an exact value.")
     children: list[Any] | None = col("Latency statistics this sighting printed (metric, stat, "
                                      "percentile, value_ms), kept with its record.")
+    near_tolerance: float | None = col(
+        "The tolerance of the value a run or llama-bench row is looked up by (duration, avg_ts): "
+        "0 for an exact value.  The widest one stored bounds the look-up of a new sighting.")
 
 
 class ExperimentGroup(Row):
@@ -157,9 +160,11 @@ class ConfigurationBase(Row):
     max_concurrency: int | None = col("Maximum request concurrency.", "requests", facet=True,
                                       label="Concurrency")
     tags: dict[str, str] | None = col("`--tag` pairs of the runs.")
-    n: int | None = col("Runs of this configuration (repeats).", "runs", label="n")
-    first_run_id: int | None = col("Its first run (serving_runs.id), in ingest order.")
-    last_run_id: int | None = col("Its last run (serving_runs.id), in ingest order.")
+    n: int | None = col("Runs of this configuration (repeats); empty while an ingest has yet "
+                        "to count them.", "runs", label="n")
+    first_run_id: int | None = col("Its first run (serving_runs.id) in reading order: by file "
+                                   "path, then line.")
+    last_run_id: int | None = col("Its last run (serving_runs.id) in reading order.")
 
 
 Configuration = create_model("Configuration", __base__=ConfigurationBase,

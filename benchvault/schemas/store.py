@@ -55,7 +55,7 @@ INDEXES = (
     ("serving_runs", ("completed", "duration"), False),
     ("llama_bench_results", ("test", "avg_ts"), False),
     ("sightings", ("kind", "fingerprint"), False), ("sightings", ("source_id",), False),
-    ("sightings", ("kind", "content_hash"), False),
+    ("sightings", ("kind", "content_hash"), False), ("sightings", ("kind", "near_tolerance"), False),
     ("sightings", ("run_id",), False), ("sightings", ("llama_bench_id",), False),
     ("sightings", ("launch_id",), False), ("sightings", ("spec_decode_id",), False),
     ("serving_runs", ("config_id",), False), ("serving_runs", ("group_id",), False),
