@@ -43,6 +43,9 @@ LINE_CONTEXT = ("section", "label", "tags", "launch_id", "run_id")
 # A number counts as agreeing with another when they differ by this much more than the
 # tolerances allow (float rounding of the stored values).
 EPSILON = 1e-9
+# Two sightings that agree on everything but this many results at most are one run printed two
+# ways (a number retyped, a block edited): a contradiction, kept as two rows with a warning.
+MAX_CONTRADICTED = 2
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,11 @@ class Identity:
     ``key`` columns are equal in every sighting of one row (they pick the candidates with an
     index); ``near`` is a result compared within tolerance already in that look-up;
     ``results`` must agree within tolerance and ``config`` exactly (text ignoring case), each
-    where both sightings have a value.  ``exact``: one row only when every value but the
-    ``context`` ones is equal (compared through a fingerprint).
+    where both sightings have a value.  ``screen``: results measured apart from ``near``
+    (latencies, not the throughputs a duration gives), also compared in the look-up: a row seen
+    once that differs on more than MAX_CONTRADICTED of them is neither the same run nor a
+    contradiction.  ``exact``: one row only when every value but the ``context`` ones is equal
+    (compared through a fingerprint).
     """
 
     table: str
@@ -62,6 +68,7 @@ class Identity:
     near: str | None = None
     results: tuple[str, ...] = ()
     config: tuple[str, ...] = ()
+    screen: tuple[str, ...] = ()
     exact: bool = False
     # merged, never compared: where a row sat and what was around it
     context: tuple[str, ...] = CONTEXT
@@ -144,6 +151,8 @@ def _serving() -> Identity:
     skip = set(PROVENANCE) | set(WAREHOUSE) | set(CONTEXT) | set(config) | {"port", "seed"}
     return Identity("serving_runs", "run_id", key=("completed",), near="duration",
                     results=_numbers(ServingRun, skip), config=config,
+                    screen=("mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms",
+                            "median_tpot_ms", "mean_itl_ms", "mean_e2el_ms"),
                     children="latency_stats")
 
 
@@ -242,16 +251,12 @@ def near_agrees(identity: Identity, a: Said, b: Said) -> bool:
 def contradicts(identity: Identity, a: Said, b: Said, differ: list[str]) -> bool:
     """Two sightings that differ on ``differ`` (differences') are one run printed two ways --
     a contradiction worth a warning -- rather than two runs: they agree on what picks them out
-    (the key, the look-up value, the configuration) and on nearly every result, differing on
-    at most a quarter of the results both printed (one, at least).  Two repeats that happen to
-    share a request count and a duration differ on most of their figures: two runs."""
+    (the key, the look-up value, the configuration) and on every result but MAX_CONTRADICTED
+    at most.  Two repeats that happen to share a request count and a duration differ on most
+    of their figures: two runs, no warning."""
     if not identity.near or not near_agrees(identity, a, b):
         return False
-    if set(differ) & {*identity.key, *identity.config}:
-        return False
-    both = sum(1 for c in (identity.near, *identity.results)
-               if a.values.get(c) is not None and b.values.get(c) is not None)
-    return len(differ) <= max(1, both // 4)
+    return len(differ) <= MAX_CONTRADICTED and not set(differ) & {*identity.key, *identity.config}
 
 
 # --- merging -----------------------------------------------------------------------------------

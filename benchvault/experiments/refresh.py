@@ -173,38 +173,37 @@ def summarise(db: sqlite_utils.Database) -> None:
 
 
 def _summarise_configuration(db: sqlite_utils.Database, config_id: int) -> int | None:
-    """Repeat statistics of one configuration; deleted when it has no run left.  The same
-    runs give the same figures to the last bit, in whatever order they were stored (sums are
-    math.fsum's, exact); its first and last runs are in reading order (file path, line)."""
+    """Repeat statistics of one configuration (the sample standard deviation divides by
+    n - 1); deleted when it has no run left.  The same runs give the same figures to the last
+    bit, in whatever order they were stored (sums are math.fsum's, exact); its first and last
+    runs are in reading order (file path, line)."""
     columns = ", ".join(f"r.[{m}]" for m in CONFIG_METRICS)
-    rows = db.execute(f"SELECT r.id, {columns} FROM serving_runs r JOIN sources s ON "
-                      "s.id = r.source_id WHERE r.config_id = ? ORDER BY s.path, r.line_start, "
-                      "r.line_end", [config_id]).fetchall()
+    rows = db.execute(f"SELECT s.path, r.line_start, r.line_end, r.id, {columns} FROM "
+                      "serving_runs r JOIN sources s ON s.id = r.source_id WHERE r.config_id = ?",
+                      [config_id]).fetchall()
     found = db.execute("SELECT group_id FROM configurations WHERE id = ?", [config_id]).fetchone()
     if found is None:
         return None
     if not rows:
         db.execute("DELETE FROM configurations WHERE id = ?", [config_id])
         return found[0]
-    values: dict[str, Any] = {"n": len(rows), "first_run_id": rows[0][0],
-                              "last_run_id": rows[-1][0]}
-    for metric, column in zip(CONFIG_METRICS, list(zip(*rows))[1:]):
-        numbers = [v for v in column if isinstance(v, (int, float)) and math.isfinite(v)]
-        values[metric] = math.fsum(numbers) / len(numbers) if numbers else None
-        values[f"{metric}_std"] = _stdev(numbers, values[metric]) if len(numbers) > 1 else None
+    values: dict[str, Any] = {"n": len(rows), "first_run_id": min(rows)[3],
+                              "last_run_id": max(rows)[3]}
+    for metric, column in zip(CONFIG_METRICS, list(zip(*rows))[4:]):
+        # A metric column holds numbers (inf too) or NULL: NaN is stored as NULL.
+        numbers = [v for v in column if v is not None]
+        if math.inf in numbers or -math.inf in numbers:
+            numbers = [v for v in numbers if math.isfinite(v)]
+        mean = math.fsum(numbers) / len(numbers) if numbers else None
+        values[metric] = mean
+        values[f"{metric}_std"] = math.sqrt(math.fsum([(x - mean) ** 2 for x in numbers])
+                                            / (len(numbers) - 1)) if len(numbers) > 1 else None
         values[f"{metric}_min"] = min(numbers) if numbers else None
         values[f"{metric}_max"] = max(numbers) if numbers else None
     assignments = ", ".join(f"[{k}] = ?" for k in values)
     db.execute(f"UPDATE configurations SET {assignments} WHERE id = ?",
                [*values.values(), config_id])
     return found[0]
-
-
-def _stdev(numbers: list[float], mean: float) -> float:
-    """The sample standard deviation (n - 1), two-pass with exact sums."""
-    deviations = [x - mean for x in numbers]
-    squares = math.fsum(d * d for d in deviations) - math.fsum(deviations) ** 2 / len(numbers)
-    return math.sqrt(max(squares, 0.0) / (len(numbers) - 1))
 
 
 def _summarise_group(db: sqlite_utils.Database, group_id: int) -> None:

@@ -80,13 +80,17 @@ def rebuild(db: sqlite_utils.Database, identity: Identity, row_id: int) -> bool:
     """Rewrite row ``row_id`` from its sightings; False when it has none left.
 
     Each distinct thing said counts once (a block pasted five times is one sighting's worth of
-    values); the row's provenance is its most precise sighting's, the first on a tie.
+    values); the row's provenance is its most precise sighting's, the first on a tie.  "First"
+    is in reading order (file path, then line), whatever order the files were ingested in; so
+    is which sighting of each thing said keeps its record.
     """
-    rows = db.execute(f"SELECT id, source_id, line_start, line_end, raw_text, record, "
-                      f"tolerance, children, content_hash FROM sightings WHERE "
-                      f"{identity.column} = ? ORDER BY id", [row_id]).fetchall()
+    rows = db.execute(f"SELECT g.id, g.source_id, g.line_start, g.line_end, g.raw_text, "
+                      f"g.record, g.tolerance, g.children, g.content_hash FROM sightings g "
+                      f"LEFT JOIN sources s ON s.id = g.source_id WHERE g.{identity.column} = ? "
+                      "ORDER BY s.path, g.line_start, g.line_end, g.id", [row_id]).fetchall()
     if not rows:
         return False
+    _records_with_first(db, rows)
     model = model_for(identity.table)
     said: dict[Any, tuple[Said, Any]] = {}
     for r in rows:
@@ -126,6 +130,23 @@ def rebuild(db: sqlite_utils.Database, identity: Identity, row_id: int) -> bool:
                                 f"{', '.join(LATENCY)}) VALUES (?, ?, ?, ?, ?)",
                                 [(row_id, *c) for c in children])
     return True
+
+
+def _records_with_first(db: sqlite_utils.Database, rows: list) -> None:
+    """Each record on the first sighting (of ``rows``, in reading order) that said it, moved
+    there from a sighting of the same text read earlier in ingest order."""
+    holders: dict[Any, int] = {}
+    for at, r in enumerate(rows):
+        holders.setdefault(r[8] or r[0], at)
+    for at, r in enumerate(rows):
+        first = holders[r[8] or r[0]]
+        if r[5] is not None and first != at:
+            db.execute("UPDATE sightings SET record = ?, children = ? WHERE id = ?",
+                       [r[5], r[7], rows[first][0]])
+            db.execute("UPDATE sightings SET record = NULL, children = NULL WHERE id = ?",
+                       [r[0]])
+            rows[first] = (*rows[first][:5], r[5], rows[first][6], r[7], *rows[first][8:])
+            rows[at] = (*r[:5], None, r[6], None, *r[8:])
 
 
 def _set_count(db: sqlite_utils.Database, identity: Identity, row_id: int, count: int) -> None:

@@ -15,8 +15,8 @@ import json
 import math
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from ..experiments.identity import EPSILON, Identity, Said, contradicts, differences, \
-    identities
+from ..experiments.identity import EPSILON, MAX_CONTRADICTED, Identity, Said, contradicts, \
+    differences, identities
 from ..experiments.sightings import LATENCY, loads, rebuild, record_values, row_values, \
     values_of
 from ..schemas import store
@@ -39,6 +39,12 @@ def _finite(value: Any) -> float | None:
 def _compared(identity: Identity) -> frozenset[str]:
     return frozenset((*identity.key, *filter(None, (identity.near,)), *identity.results,
                       *identity.config))
+
+
+@functools.cache
+def _stored_compared(identity: Identity) -> tuple[str, ...]:
+    """The compared columns of ``identity``'s table, in its column order."""
+    return tuple(c for c in model_for(identity.table).model_fields if c in _compared(identity))
 
 
 def _reach(value: float, tolerance: float, widest: float) -> float:
@@ -202,12 +208,12 @@ class Placer:
         return match, True
 
     def finish(self) -> None:
-        """Count the sightings that repeated a row's text (added in batches, counted once)."""
+        """Rows this file repeated the text of (their sightings added in batches): each is
+        rebuilt once, which counts its sightings and, when a new one comes first in reading
+        order, gives the row that one's provenance -- as if the files had come in that order."""
         self.writer.flush()
-        for (table, row_id), extra in self.seen_again.items():
-            if "sightings" in model_for(table).model_fields:
-                self.db.execute(f"UPDATE [{table}] SET sightings = sightings + ? WHERE id = ?",
-                                [extra, row_id])
+        for table, row_id in sorted(self.seen_again):
+            rebuild(self.db, self.ids[table], row_id)
         self.seen_again.clear()
 
     def _seen_again(self, identity: Identity, row_id: int) -> None:
@@ -273,9 +279,12 @@ class Placer:
 
     def _stored_candidates(self, identity: Identity, said: Said
                            ) -> list[tuple[int, Said | None]]:
-        """The stored rows that may be ``said``'s: equal key, and a look-up value within reach
-        of its (one indexed range: about one row).  Each with what it said when it was seen
-        once (its values and its sighting's tolerance), else None (its sightings tell)."""
+        """The stored rows that may be ``said``'s: equal key, a look-up value within reach of
+        its (one indexed range), and, for a row that says one thing (seen once, or the same
+        text again), no more than MAX_CONTRADICTED of the identity's screen columns differing
+        (each compared as identity.close does, with the row's own sighting's tolerance): about
+        one row.  Each with what it says when it says one thing (its values and its sighting's
+        tolerance), else None (its sightings' records tell)."""
         where, params = [], []
         for column in identity.key:
             value = said.values.get(column)
@@ -289,18 +298,37 @@ class Placer:
             reach = _reach(near, said.tol(identity.near), self._widest(identity))
             where.append(f"t.[{identity.near}] BETWEEN ? AND ?")
             params += [near - reach, near + reach]
+        differ, screened = [], []
+        for column in identity.screen:
+            value = _finite(said.values.get(column))
+            if value is None:
+                continue
+            # 1 when both have the column and it disagrees beyond both tolerances.
+            differ.append(f"coalesce(abs(t.[{column}] - ?) > max(?, coalesce(json_extract("
+                          f"g.tolerance, '$.\"{column}\"'), 0)) + ? * max(1, abs(t.[{column}]), "
+                          "?), 0)")
+            screened += [value, said.tol(column), EPSILON, abs(value)]
+        # A row that said several things keeps what each said in its sightings' records.
+        several = (f"EXISTS (SELECT 1 FROM sightings h WHERE h.[{identity.column}] = t.id AND "
+                   "h.record IS NOT NULL)")
+        if len(differ) > MAX_CONTRADICTED:
+            where.append(f"({several} OR g.id IS NULL OR {' + '.join(differ)} <= "
+                         f"{MAX_CONTRADICTED})")
+            params += screened
+        # What the comparison reads, not the whole row (its raw text is most of its bytes).
+        columns = ", ".join(f"t.[{c}]" for c in _stored_compared(identity))
         cursor = self.db.execute(
-            f"SELECT t.*, g.tolerance AS [_tolerance] FROM [{identity.table}] t "
+            f"SELECT t.id, {columns}, g.tolerance AS [_tolerance], {several} AS [_several] "
+            f"FROM [{identity.table}] t "
             f"LEFT JOIN sightings g ON g.[{identity.column}] = t.id AND g.is_primary "
             f"WHERE {' AND '.join(where) or '1'}", params)
         names = [d[0] for d in cursor.description]
         out = []
         for row in cursor.fetchall():
             values = dict(zip(names, row))
-            tolerance = values.pop("_tolerance")
-            once = values.get("sightings") == 1
-            out.append((values["id"], Said(values_of(identity, values), loads(tolerance))
-                        if once else None))
+            tolerance, several_things = values.pop("_tolerance"), values.pop("_several")
+            out.append((values["id"], None if several_things else
+                        Said(values_of(identity, values), loads(tolerance))))
         return out
 
     def _widest(self, identity: Identity) -> float:
@@ -400,7 +428,7 @@ class Placer:
             self.db.execute("DELETE FROM server_launches WHERE id = ?", [launch_id])
             store.assign(sighting, launch_id=match, is_primary=False)
             self.writer.add(sighting)
-            self.merged += 1
+            self._seen_again(identity, match)
             return match
         self._repoint_launch(launch_id, match)
         self._keep_record(identity, match)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from ..dbfile import SCHEMA_VERSION, busy_timeout
 from ..errors import bad_database
+from .experiments import CONFIG_METRICS
 from . import models
 from .models import Row, json_safe
 from .tables import model_for, row_models  # noqa: F401  (the store's tables, for its callers)
@@ -59,6 +60,10 @@ INDEXES = (
     ("sightings", ("run_id",), False), ("sightings", ("llama_bench_id",), False),
     ("sightings", ("launch_id",), False), ("sightings", ("spec_decode_id",), False),
     ("serving_runs", ("config_id",), False), ("serving_runs", ("group_id",), False),
+    # a configuration's repeat statistics read from the index alone (experiments.refresh): its
+    # runs lie scattered over the table, one page each, in the order they were ingested
+    ("serving_runs", ("config_id", *CONFIG_METRICS, "source_id", "line_start", "line_end"),
+     False),
     ("configurations", ("key",), True), ("configurations", ("group_id",), False),
     ("experiment_groups", ("key",), True), ("serving_requests", ("source_id",), False),
     ("serving_requests", ("run_id",), False), ("spec_decode_metrics", ("run_id",), False),
@@ -167,7 +172,8 @@ def _ensure_tables(db: sqlite_utils.Database) -> None:
                 if "already exists" not in str(exc):
                     raise
         else:
-            missing = {c: t for c, t in cols.items() if c not in table.columns_dict}
+            present = table.columns_dict        # one PRAGMA table_info per table, not per column
+            missing = {c: t for c, t in cols.items() if c not in present}
             for name, kind in missing.items():
                 table.add_column(name, kind)
 
