@@ -31,11 +31,12 @@ class ArrowReadFailed(Exception):
     """No driver, or a value of another type than the column's: read the rows another way."""
 
 
-def typed_batches(conn: sqlite3.Connection, sql: str, params: list | tuple, schema
-                  ) -> Iterator:
+def typed_batches(conn: sqlite3.Connection, sql: str, params: list | tuple, schema,
+                  before: list[str] = ()) -> Iterator:
     """The rows of ``sql`` (run read-only on ``conn``'s database file) as batches of
     ``schema`` (a pyarrow schema naming every column the query gives, in order: int64,
-    float64 or string).  Raises ArrowReadFailed, possibly after some batches."""
+    float64 or string); ``before``: statements run first on that connection (temporary
+    tables the query reads).  Raises ArrowReadFailed, possibly after some batches."""
     try:
         # The driver's low-level API: its DB-API module imports pyarrow.dataset and with it
         # the S3, GCS, Azure, Parquet and Substrait libraries (+16 MB of a report's peak RSS).
@@ -54,6 +55,9 @@ def typed_batches(conn: sqlite3.Connection, sql: str, params: list | tuple, sche
         with adbc_driver_sqlite.connect(readonly_uri(path)) as database, \
                 adbc.AdbcConnection(database) as connection, \
                 adbc.AdbcStatement(connection) as statement:
+            for prepared in before:
+                statement.set_sql_query(prepared)
+                statement.execute_update()
             statement.set_sql_query(f"SELECT {first} UNION ALL SELECT * FROM ({sql})")
             if params:
                 statement.bind(pa.record_batch([[value] for value in params],

@@ -1,7 +1,9 @@
 """Hand the warehouse to engines that scale: every table as CSV, JSON lines or Parquet.
 
 Parquet columns get real types (from the pydantic models) so DuckDB/Spark/Trino read numbers
-as numbers; JSON columns stay JSON text.
+as numbers; JSON columns stay JSON text.  Rows are written in the order of what they are and
+numbered in that order (canonical.py): the same files give the same export, byte for byte,
+whatever order they were ingested in.  When each file was ingested is left out.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import sqlite3
 from pathlib import Path
 from typing import Iterator
 
+from . import canonical
 from .arrowsql import ArrowReadFailed, column_types, typed_batches
 from .dbfile import readonly_uri
 from .schemas.store import row_models
@@ -42,9 +45,14 @@ def _batch_rows(conn: sqlite3.Connection, table: str) -> int:
     return max(100, min(BATCH_ROWS, int(BATCH_BYTES / average)))
 
 
-def _batches(conn: sqlite3.Connection, table: str) -> Iterator[tuple[list[str], list[tuple]]]:
+def _columns(conn: sqlite3.Connection, tables: list[str]) -> dict[str, list[str]]:
+    return {t: [r[1] for r in conn.execute(f'PRAGMA table_info("{t}")')] for t in tables}
+
+
+def _batches(conn: sqlite3.Connection, table: str, query: str
+             ) -> Iterator[tuple[list[str], list[tuple]]]:
     rows = _batch_rows(conn, table)
-    cursor = conn.execute(f'SELECT * FROM "{table}" ORDER BY rowid')
+    cursor = conn.execute(query)
     names = [d[0] for d in cursor.description]
     while batch := cursor.fetchmany(rows):
         yield names, batch
@@ -57,19 +65,23 @@ def _arrow_schema(table: str, names: list[str]):
     return pa.schema([(n, types.get(n, pa.string())) for n in names])
 
 
-def export_table(conn: sqlite3.Connection, table: str, fmt: str, out_dir: Path) -> Path:
+def export_table(conn: sqlite3.Connection, table: str, fmt: str, out_dir: Path,
+                 numbering: list[str], tables: set[str]) -> Path:
+    """Write ``table`` to ``out_dir``; ``numbering``: canonical.statements, run already on
+    ``conn`` (and run again where another connection reads), ``tables`` those it numbered."""
     out = out_dir / f"{table}.{'jsonl' if fmt == 'json' else fmt}"
+    names, query = canonical.select(table, _columns(conn, [table])[table], tables)
     if fmt == "csv":
         with open(out, "w", newline="") as fh:
             writer = None
-            for names, batch in _batches(conn, table):
+            for names, batch in _batches(conn, table, query):
                 if writer is None:
                     writer = csv.writer(fh)
                     writer.writerow(names)
                 writer.writerows(batch)
     elif fmt == "json":
         with open(out, "w") as fh:
-            for names, batch in _batches(conn, table):
+            for names, batch in _batches(conn, table, query):
                 for row in batch:
                     record = {n: (str(v) if isinstance(v, float) and not math.isfinite(v) else v)
                               for n, v in zip(names, row)}
@@ -80,12 +92,11 @@ def export_table(conn: sqlite3.Connection, table: str, fmt: str, out_dir: Path) 
 
         # The system allocator hands batches back; Arrow's pools keep them (60 MB more peak).
         pa.set_memory_pool(pa.system_memory_pool())
-        names = [d[1] for d in conn.execute(f'PRAGMA table_info("{table}")')]
         schema = _arrow_schema(table, names)
-        if _parquet_by_adbc(conn, table, schema, out):
+        if _parquet_by_adbc(conn, query, numbering, schema, out):
             return out
         with pq.ParquetWriter(out, schema) as writer:
-            for _, batch in _batches(conn, table):
+            for _, batch in _batches(conn, table, query):
                 # Columns straight from the transposed tuples (a list copy of each: a fifth of
                 # the export's time at 100k runs).
                 writer.write_table(pa.table(
@@ -96,18 +107,18 @@ def export_table(conn: sqlite3.Connection, table: str, fmt: str, out_dir: Path) 
     return out
 
 
-def _parquet_by_adbc(conn: sqlite3.Connection, table: str, schema, out: Path) -> bool:
-    """Write ``table`` to ``out`` from Arrow batches the ADBC driver reads (arrowsql.py: 100k
-    runs and their 1.1M latency rows in half the time).  False, with nothing written, when
-    the driver is not installed or meets a value of another type than the model's: the
-    caller's typed reader then writes the file."""
+def _parquet_by_adbc(conn: sqlite3.Connection, query: str, numbering: list[str], schema,
+                     out: Path) -> bool:
+    """Write the rows of ``query`` to ``out`` from Arrow batches the ADBC driver reads
+    (arrowsql.py: 100k runs and their 1.1M latency rows in half the time), after it numbers the
+    tables itself (``numbering``).  False, with nothing written, when the driver is not
+    installed or meets a value of another type than the model's: the caller's typed reader
+    then writes the file."""
     import pyarrow.parquet as pq
 
-    listed = ", ".join(f'"{f.name}"' for f in schema)
     try:
         with pq.ParquetWriter(out, schema) as writer:
-            for batch in typed_batches(conn, f'SELECT {listed} FROM "{table}" ORDER BY rowid',
-                                       [], schema):
+            for batch in typed_batches(conn, query, [], schema, before=numbering):
                 writer.write_batch(batch)
         return True
     except ArrowReadFailed:
@@ -127,6 +138,11 @@ def export(db_path: Path, fmt: str, out_dir: Path, tables: list[str] | None = No
         if missing:
             raise ValueError(f"no such table: {', '.join(missing)} (have: {', '.join(available)})")
         out_dir.mkdir(parents=True, exist_ok=True)  # only once there is something to write
-        return [export_table(conn, t, fmt, out_dir) for t in chosen]
+        # Every table is numbered (a chosen one's references point into the others).
+        numbering = canonical.statements(_columns(conn, available))
+        for statement in numbering:
+            conn.execute(statement)
+        return [export_table(conn, t, fmt, out_dir, numbering, set(available))
+                for t in chosen]
     finally:
         conn.close()

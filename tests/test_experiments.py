@@ -214,9 +214,10 @@ def test_report_all_on_the_seed_notes_is_one_table_per_experiment(tmp_path):
     assert result.exit_code == 0, result.output
     sections = result.stdout.split("\n## ")[1:]
     titles = [s.splitlines()[0] for s in sections]
+    # Groups come in the order of their titles, whatever order the notes were ingested in.
     assert titles == ["Concurrency sweep: deepseek-v3 · H100 · sharegpt",
-                      "Concurrency sweep: llama-3.1-70b · MI300X",
-                      "Concurrency sweep: llama-2-7b · Strix Halo · sharegpt"]
+                      "Concurrency sweep: llama-2-7b · Strix Halo · sharegpt",
+                      "Concurrency sweep: llama-3.1-70b · MI300X"]
     tables = {t.split(": ", 1)[1].split(" · ")[0]: markdown_rows(s)
               for t, s in zip(titles, sections)}
     # What varies leads each table; the rest is said once above it.
@@ -236,3 +237,21 @@ def test_report_all_on_the_seed_notes_is_one_table_per_experiment(tmp_path):
         column = tables[name][0].index("Output Tok/s")
         assert [r[column] for r in tables[name][1:] if r[column].startswith("**")] == [
             f"**{best}**"]
+
+
+def test_a_source_filter_finds_a_run_in_every_file_it_was_seen_in(tmp_path):
+    """A run printed in a note and saved as JSON takes its values (and its `source`) from the
+    JSON, the more precise; `--where source=<the note>` still finds it there."""
+    db = tmp_path / "w.db"
+    ingest_into(db, STDOUT, SAVED)
+    [run] = the_runs(db)
+    assert run["sightings"] == 2
+    assert rows(db, "SELECT name FROM sources WHERE id = ?", [run["source_id"]]) == \
+        [{"name": SAVED.name}]
+    for kind in ("sweep", "engines"):
+        for name in (STDOUT.name, SAVED.name):
+            result = CliRunner().invoke(app, ["report", kind, "--db", str(db), "--where",
+                                              f"source={name}"])
+            assert result.exit_code == 0, result.output
+            assert "No rows match" not in result.stdout, (kind, name)
+            assert str(run["output_throughput"])[:5] in result.stdout, (kind, name)

@@ -22,7 +22,7 @@ def test_every_batch_size_gives_the_same_report(seeds_db, repeats, monkeypatch):
     whole = render.build(seeds_db, ["sweep"], options)
     headings = [line for line in whole.splitlines() if line.startswith("## ")]
     assert [h.split(": ")[1].split(" · ")[0] for h in headings] == [
-        "deepseek-v3", "llama-3.1-70b", "llama-2-7b"]
+        "deepseek-v3", "llama-2-7b", "llama-3.1-70b"]
     monkeypatch.setattr(render, "GROUP_BATCH_ROWS", 1)     # one group a batch
     assert render.build(seeds_db, ["sweep"], options) == whole
 

@@ -43,7 +43,8 @@ def _runs(db: sqlite_utils.Database, run_ids: list[int]) -> list[dict[str, Any]]
             "AND d.num_speculative_tokens IS NOT NULL ORDER BY d.id DESC LIMIT 1)"
             if db["spec_decode_metrics"].exists() else "NULL")
     cursor = db.execute(
-        f"SELECT r.*, s.name AS source_name, {launch}, {spec} AS observed_spec_tokens "
+        f"SELECT r.*, s.name AS source_name, s.path AS source_path, {launch}, "
+        f"{spec} AS observed_spec_tokens "
         "FROM serving_runs r LEFT JOIN sources s ON s.id = r.source_id "
         f"LEFT JOIN server_launches l ON l.id = r.launch_id WHERE r.id IN ({marks})", run_ids)
     names = [d[0] for d in cursor.description]
@@ -144,7 +145,7 @@ def refresh_configurations(db: sqlite_utils.Database, run_ids: Iterable[int],
             group = group_of(config, family)
             group_id = _get_or_create(db, "experiment_groups", group_key(group), ExperimentGroup(
                 key=group_key(group), title=group_title(group), **group))
-            key = config_key(config, family, run["id"])
+            key = config_key(config, family, f"{run['source_path']}:{run['line_start']}")
             config_id = _get_or_create(db, "configurations", key, Configuration(
                 key=key, title=config_title(config), series=config_title(config, load=False),
                 group_id=group_id, model_family=family,

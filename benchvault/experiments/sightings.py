@@ -17,7 +17,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..schemas import store
-from ..schemas.models import Row
+from ..schemas.models import Row, json_safe
 from ..schemas.store import model_for
 from .identity import Identity, Said, identities, merge, merge_children, primary_index
 
@@ -51,6 +51,14 @@ def record_values(identity: Identity, text: Any) -> dict[str, Any]:
             except ValueError:
                 pass
     return values
+
+
+def record_text(values: dict[str, Any]) -> str:
+    """What a sighting said, as its record stores it: the same values give the same text,
+    whether they come from a parsed block or from the row stored (booleans as the integers
+    SQLite keeps, keys sorted)."""
+    return json.dumps(json_safe({k: int(v) if v.__class__ is bool else v
+                                 for k, v in values.items()}), sort_keys=True, default=str)
 
 
 def loads(text: Any) -> Any:

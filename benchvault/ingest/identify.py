@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..experiments.identity import EPSILON, MAX_CONTRADICTED, Identity, Said, contradicts, \
     differences, identities
-from ..experiments.sightings import LATENCY, loads, rebuild, record_values, row_values, \
-    values_of
+from ..experiments.sightings import LATENCY, loads, rebuild, record_text, record_values, \
+    row_values, values_of
 from ..schemas import store
 from ..schemas.experiments import Sighting
-from ..schemas.models import Row, json_safe
+from ..schemas.models import Row
 from ..schemas.store import model_for
 
 if TYPE_CHECKING:
@@ -199,7 +199,7 @@ class Placer:
             return row_id, False
         self.writer.flush()
         self._keep_record(identity, match)
-        store.assign(sighting, **{identity.column: match}, record=json_safe(said.values),
+        store.assign(sighting, **{identity.column: match}, record=record_text(said.values),
                      children=[[getattr(c, k) for k in LATENCY] for c in children
                                if c.__table__ == identity.children] or None)
         self._insert(sighting)
@@ -397,8 +397,7 @@ class Placer:
                 f"SELECT {', '.join(LATENCY)} FROM [{identity.children}] WHERE run_id = ? "
                 "ORDER BY id", [row_id])] or None
         self.db.execute("UPDATE sightings SET record = ?, children = ? WHERE id = ?",
-                        [json.dumps(json_safe(row_values(self.db, identity, row_id)),
-                                    default=str),
+                        [record_text(row_values(self.db, identity, row_id)),
                          json.dumps(children) if children else None, first[0]])
 
     # -- launches: assembled over a whole file, placed when it is done ------------------------
@@ -432,7 +431,8 @@ class Placer:
             return match
         self._repoint_launch(launch_id, match)
         self._keep_record(identity, match)
-        store.assign(sighting, launch_id=match, is_primary=False, record=json_safe(said.values))
+        store.assign(sighting, launch_id=match, is_primary=False,
+                     record=record_text(said.values))
         self._insert(sighting)
         self.db.execute("DELETE FROM server_launches WHERE id = ?", [launch_id])
         self._rebuild(identity, match)
@@ -454,7 +454,7 @@ class Placer:
             if said.get("launch_id") == old:
                 said["launch_id"] = new
                 self.db.execute("UPDATE sightings SET record = ? WHERE id = ?",
-                                [json.dumps(json_safe(said), default=str), sighting_id])
+                                [record_text(said), sighting_id])
                 if run_id is not None:
                     runs.add(run_id)
         for run_id in sorted(runs):

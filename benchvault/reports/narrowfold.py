@@ -27,7 +27,7 @@ import pandas as pd
 from .derive import (GPU_INPUTS, LOAD_SECONDS, PER_GPU, REPLICA_INPUTS, _tags, gpus_of,
                      replicas_of)
 from .experiments import fold_repeats
-from .query import file_order, read_frame, select_sql
+from .query import PATH, file_order, read_frame, select_sql
 
 # The run columns derive reads to scale metrics (replicas, GPUs).
 CONTEXT = tuple(dict.fromkeys((*REPLICA_INPUTS, *GPU_INPUTS)))
@@ -149,31 +149,45 @@ def _read_runs_arrow(conn: sqlite3.Connection, sql: str, params: list, table: st
 
     from ..arrowsql import ArrowReadFailed, column_types, typed_batches
 
-    types = column_types(table)
+    types = {**column_types(table), PATH: pa.string()}
     if any(name not in types for name in narrow):
         return None
     schema = pa.schema([("_key", pa.string()), ("_context", pa.string()),
                         *((name, types[name]) for name in narrow)])
+    # Texts as numbers: the key and context by first appearance, the file's path (for the
+    # reading order) by first appearance too, made its rank among the paths at the end.
+    texts = ["_key", "_context", *(n for n in narrow if types[n] == pa.string())]
     # Each batch is copied into NumPy arrays as it comes (a zero-copy view would keep the
     # driver's whole batch, buffers with slack), its key and context texts as numbers: the
     # batches kept, then joined, took about three times the rows' size in peak RSS.
-    numbering: tuple[dict, dict] = ({}, {})
+    numbering: list[dict] = [{} for _ in texts]
     # At most one row per run: arrays that long cost only the pages written (capped: an id
     # set by hand may be huge; past the cap the arrays double).
     bound = conn.execute(f"SELECT max(rowid) FROM {_q(table)}").fetchone()[0] or 0
-    columns = _Columns(["_key", "_context", *narrow], min(bound, MAX_PREALLOCATED_RUNS))
+    names = ["_key", "_context", *narrow]
+    columns = _Columns(names, min(bound, MAX_PREALLOCATED_RUNS))
     try:
         for batch in typed_batches(conn, sql, params, schema):
             values = []
-            for texts, numbers in zip(batch.columns[:2], numbering):
-                encoded = pc.dictionary_encode(texts)
+            for name, column in zip(names, batch.columns):
+                if name not in texts:
+                    values.append(column.to_numpy(zero_copy_only=False))
+                    continue
+                numbers = numbering[texts.index(name)]
+                encoded = pc.dictionary_encode(column)
                 renumber = np.array([numbers.setdefault(text, len(numbers))
                                      for text in encoded.dictionary.to_pylist()], dtype=np.int64)
                 values.append(renumber[encoded.indices.to_numpy(zero_copy_only=False)])
-            columns.add([*values, *(column.to_numpy(zero_copy_only=False)
-                                    for column in batch.columns[2:])])
+            columns.add(values)
     except ArrowReadFailed:
         return None
+    if PATH in texts and columns.arrays is not None:
+        seen = numbering[texts.index(PATH)]
+        rank = np.empty(len(seen), dtype=np.int64)
+        rank[[seen[p] for p in sorted(seen, key=lambda p: (p is None, p or ""))]] = \
+            np.arange(len(seen))
+        at = names.index(PATH)
+        columns.arrays[at][:columns.rows] = rank[columns.arrays[at][:columns.rows]]
     return columns.frame(order), list(numbering[1])
 
 

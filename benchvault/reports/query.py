@@ -78,7 +78,7 @@ def select_sql(conn: sqlite3.Connection, table: str, conditions: Iterable[Condit
     select = [f't."{c}"' for c in cols]
     joins = []
     if "source_id" in cols and has_table(conn, "sources"):
-        select.append("s.name AS source")
+        select += ["s.name AS source", f"s.path AS {PATH}"]
         joins.append("LEFT JOIN sources s ON s.id = t.source_id")
         seen = SIGHTING_COLUMNS.get(table)
         # Every file the row was seen in, which `source` filters match: asked for only then.
@@ -116,16 +116,23 @@ def select_sql(conn: sqlite3.Connection, table: str, conditions: Iterable[Condit
         params = [*params, *known]
     if where:
         sql += f" WHERE {where}"
-    order = file_order(cols)
+    order = file_order([*cols, *([PATH] if joins and "source_id" in cols else [])])
     if order and ordered:
-        sql += " ORDER BY " + ", ".join(f"t.{c}" for c in order)
+        # ``_path`` is the joined file's (s.path).
+        sql += " ORDER BY " + ", ".join("s.path" if c == PATH else f"t.{c}" for c in order)
     return sql, params
 
 
+# The path of the file a row was read from, as load_table gives it (for the reading order).
+PATH = "_path"
+
+
 def file_order(columns: Iterable[str]) -> list[str]:
-    """The columns that put a table's rows in the order they were read."""
+    """The columns that put a table's rows in reading order: by the path of the file they
+    were read from, then their lines (for a run seen in several files, the file its values
+    come from); the id only between rows read at one place, never across files."""
     present = set(columns)
-    return [c for c in ("source_id", "line_start", "id") if c in present]
+    return [c for c in (PATH, "line_start", "line_end", "id") if c in present]
 
 
 CHUNK_ROWS = 4000

@@ -15,7 +15,8 @@ from .experiments import (DISPLAY, Layout, add_keys, field_text, fold_repeats, g
                           group_key, layout_for, shared, split, varying, with_texts)
 from .kinds import ReportKind, kind as get_kind
 from .narrowfold import derive_folded, fold_runs
-from .query import (Condition, ReportError, apply_where, connect_readonly, file_order, has_table,
+from .query import (PATH, Condition, ReportError, apply_where, connect_readonly, file_order,
+                    has_table,
                     load_table, parse_conditions, run_sql, table_columns, why_empty)
 from .report import Report, ReportOptions, naming_for, slugify
 from .table import Column, build_table, column_info, escape_cell, format_value
@@ -161,9 +162,10 @@ def _make(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions) ->
         frame = with_texts(_needed(frame, spec, options, layout), layout.fields)
     grouped = options.group if options.group is not None else not (options.where or
                                                                    options.sql)
-    parts = split(frame, layout.group_key) if grouped and layout else [(None, frame)]
+    parts = _in_title_order([part for _, part in split(frame, layout.group_key)]) \
+        if grouped and layout else [frame]
     reports = []
-    for key, part in parts:
+    for part in parts:
         part_title = title
         if grouped and layout is not None:
             part_title = f"{title}: {_group_title(part)}"
@@ -202,12 +204,9 @@ def _make_by_group(conn: sqlite3.Connection, spec: ReportKind, options: ReportOp
         if not in_mixed.all():
             parts += split(with_texts(_needed(folded[~in_mixed], spec, options, layout),
                                       layout.fields), key)
-    first_seen = {field_text(g): i for i, g in enumerate(
-        dict.fromkeys(folded[key]) if folded is not None else sizes)}
     for batch in _folded_batches(conn, spec, options, layout, asked, sizes):
         parts += split(with_texts(_needed(batch, spec, options, layout), layout.fields), key)
-    parts = [part for _, part in sorted(parts, key=lambda kp: first_seen.get(kp[0], -1))
-             if not part.empty]
+    parts = _in_title_order([part for _, part in parts if not part.empty])
     reports = []
     for part in parts:
         report = _one_table(spec, part, options, f"{title}: {_group_title(part)}", filters,
@@ -249,11 +248,25 @@ def _folded_batches(conn: sqlite3.Connection, spec: ReportKind, options: ReportO
             yield _fold(frame, spec, layout, options.repeats)
 
 
+def _in_title_order(parts: list[pd.DataFrame]) -> list[pd.DataFrame]:
+    """Group tables by their titles; two groups of one title by where each was first read."""
+    def place(part: pd.DataFrame) -> tuple:
+        first = part.iloc[0]
+        return tuple(field_text(first[c]) if isinstance(first[c], str) else
+                     (float("-inf") if pd.isna(first[c]) else first[c])
+                     for c in file_order(part.columns) if c != "id")
+
+    return sorted(parts, key=lambda part: (_group_title(part), place(part)))
+
+
 def _group_sizes(conn: sqlite3.Connection, table: str, key: str) -> dict:
-    """Runs per group, groups in the order their first run came."""
-    order = file_order(table_columns(conn, table)) or ["rowid"]
+    """Runs per group, groups in the order of their titles (and keys): what a batch holds
+    never depends on the order the runs were stored in."""
+    groups = key == "group_id" and has_table(conn, "experiment_groups")
+    order = "g.title, g.key" if groups else f't."{key}"'
+    join = "LEFT JOIN experiment_groups g ON g.id = t.group_id" if groups else ""
     sizes: dict = {}
-    for (group,) in conn.execute(f'SELECT "{key}" FROM "{table}" ORDER BY {", ".join(order)}'):
+    for (group,) in conn.execute(f'SELECT t."{key}" FROM "{table}" t {join} ORDER BY {order}'):
         sizes[group] = sizes.get(group, 0) + 1
     return sizes
 
@@ -303,7 +316,7 @@ def _wanted(spec: ReportKind, options: ReportOptions, layout: Layout) -> set[str
               layout.repeat_key, layout.group_key or "", "n", "group_title", "_group_title",
               "label", "section", "config", "source", "replicas", "gpus", "test",
               "max_concurrency", "request_rate", "model_family", "id", "line_start",
-              "source_id", *(k for k in spec.match)}
+              "line_end", PATH, "source_id", *(k for k in spec.match)}
 
 
 def _fold(frame: pd.DataFrame, spec: ReportKind, layout: Layout, mode: str) -> pd.DataFrame:
