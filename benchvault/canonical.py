@@ -102,13 +102,17 @@ def _order(model: type[Row], present: set[str], new_of: dict[str, str]) -> list[
     return order + ties[:TIE_BREAKERS] + ["t.id"]
 
 
-def statements(columns_of: dict[str, list[str]]) -> list[str]:
+def statements(columns_of: dict[str, list[str]], for_table: str | None = None,
+               done: set[str] = frozenset()) -> list[str]:
     """The SQL that numbers every table of ``columns_of`` (table → its columns), parents
-    first, into temporary tables (new id by old id)."""
+    first, into temporary tables (new id by old id); with ``for_table``, only the tables
+    exporting that one needs (its own, those it refers to, and those their order rests on),
+    less those ``done`` already on the connection."""
     tables = set(columns_of)
+    wanted = (needed(for_table, tables) if for_table is not None else tables) - set(done)
     out: list[str] = []
-    numbered: set[str] = set()
-    waiting = [m for m in row_models() if m.__table__ in tables and "id" in columns_of[m.__table__]]
+    numbered: set[str] = set(done)
+    waiting = [m for m in row_models() if m.__table__ in wanted and "id" in columns_of[m.__table__]]
     while waiting:
         model = next((m for m in waiting if set(_ordering_references(m).values()) & tables
                       <= numbered | {m.__table__}), waiting[0])
@@ -123,6 +127,22 @@ def statements(columns_of: dict[str, list[str]]) -> list[str]:
                 f"INSERT INTO {_map(table)} (old) SELECT t.id FROM [{table}] t "
                 f"{' '.join(joins)} ORDER BY {', '.join(_order(model, present, new_of))}"]
     return out
+
+
+def needed(table: str, tables: set[str]) -> set[str]:
+    """The tables (of ``tables``) numbered for ``table`` to be read renumbered."""
+    models = {m.__table__: m for m in row_models()}
+    first = {t for (owner, _), refs in JSON_REFERENCES.items() if owner == table
+             for _, t in refs} | set(_references(models[table]).values()) | {table}
+    needed: set[str] = set()
+    todo = [t for t in first if t in tables]
+    while todo:
+        current = todo.pop()
+        if current in needed:
+            continue
+        needed.add(current)
+        todo += [t for t in _ordering_references(models[current]).values() if t in tables]
+    return needed
 
 
 def select(table: str, columns: list[str], tables: set[str]) -> tuple[list[str], str]:

@@ -65,12 +65,29 @@ def _arrow_schema(table: str, names: list[str]):
     return pa.schema([(n, types.get(n, pa.string())) for n in names])
 
 
+class _Numbering:
+    """The tables' new ids (canonical.py), made on a connection as a table to read needs
+    them: on ``conn`` once each, or as statements for another connection to run."""
+
+    def __init__(self, conn: sqlite3.Connection, tables: list[str]):
+        self.conn, self.columns, self.made = conn, _columns(conn, tables), set()
+
+    def statements(self, table: str) -> list[str]:
+        return canonical.statements(self.columns, table)
+
+    def here(self, table: str) -> None:
+        for statement in canonical.statements(self.columns, table, done=self.made):
+            self.conn.execute(statement)
+        self.made |= canonical.needed(table, set(self.columns))
+
+
 def export_table(conn: sqlite3.Connection, table: str, fmt: str, out_dir: Path,
-                 numbering: list[str], tables: set[str]) -> Path:
-    """Write ``table`` to ``out_dir``; ``numbering``: canonical.statements, run already on
-    ``conn`` (and run again where another connection reads), ``tables`` those it numbered."""
+                 numbering: _Numbering) -> Path:
+    """Write ``table`` to ``out_dir`` in canonical order (``numbering``: the new ids)."""
     out = out_dir / f"{table}.{'jsonl' if fmt == 'json' else fmt}"
-    names, query = canonical.select(table, _columns(conn, [table])[table], tables)
+    names, query = canonical.select(table, numbering.columns[table], set(numbering.columns))
+    if fmt != "parquet":
+        numbering.here(table)
     if fmt == "csv":
         with open(out, "w", newline="") as fh:
             writer = None
@@ -93,8 +110,9 @@ def export_table(conn: sqlite3.Connection, table: str, fmt: str, out_dir: Path,
         # The system allocator hands batches back; Arrow's pools keep them (60 MB more peak).
         pa.set_memory_pool(pa.system_memory_pool())
         schema = _arrow_schema(table, names)
-        if _parquet_by_adbc(conn, query, numbering, schema, out):
+        if _parquet_by_adbc(conn, query, numbering.statements(table), schema, out):
             return out
+        numbering.here(table)
         with pq.ParquetWriter(out, schema) as writer:
             for _, batch in _batches(conn, table, query):
                 # Columns straight from the transposed tuples (a list copy of each: a fifth of
@@ -138,11 +156,7 @@ def export(db_path: Path, fmt: str, out_dir: Path, tables: list[str] | None = No
         if missing:
             raise ValueError(f"no such table: {', '.join(missing)} (have: {', '.join(available)})")
         out_dir.mkdir(parents=True, exist_ok=True)  # only once there is something to write
-        # Every table is numbered (a chosen one's references point into the others).
-        numbering = canonical.statements(_columns(conn, available))
-        for statement in numbering:
-            conn.execute(statement)
-        return [export_table(conn, t, fmt, out_dir, numbering, set(available))
-                for t in chosen]
+        numbering = _Numbering(conn, available)
+        return [export_table(conn, t, fmt, out_dir, numbering) for t in chosen]
     finally:
         conn.close()

@@ -15,15 +15,31 @@ from pathlib import Path
 
 import pandas as pd
 
-from .derive import derive
-from .experiments import LLAMA_BENCH, TEST_FIELDS, Layout, add_keys, fold_repeats, layout_for
-from .kinds import ReportKind, kind as get_kind
-from .query import (ReportError, apply_where, connect_readonly, has_table, load_table,
-                    parse_conditions)
-from .nway import nway, sides_of
+from .derive import NAME_INPUTS, derive
+from .experiments import (
+    DISPLAY,
+    LLAMA_BENCH,
+    TEST_FIELDS,
+    Layout,
+    add_keys,
+    fold_repeats,
+    layout_for,
+)
+from .kinds import ReportKind
+from .kinds import kind as get_kind
+from .nway import is_plain, nway, side_names, sides_of
+from .query import (
+    ReportError,
+    apply_where,
+    connect_readonly,
+    has_table,
+    load_table,
+    parse_conditions,
+    read_frame,
+    table_columns,
+)
 from .ratios import Comparison, format_speedup, speedup, texts
 from .report import ReportOptions, naming_for
-from .experiments import DISPLAY
 from .table import DECIMALS, Column, Table, column_info, format_value
 
 
@@ -41,6 +57,8 @@ def compare(db_path: str | Path, baseline: list[str], candidate: list[str] | Non
     try:
         if not has_table(conn, spec.table):
             return Comparison(None, [], [], notes=[f"This warehouse has no `{spec.table}` table."])
+        if by and is_plain(baseline) and not where:
+            _check_baseline(conn, spec.table, baseline, list(by), options)
         frame = derive(load_table(conn, spec.table, parse_conditions(where or [])),
                        naming_for(options), scale_replicas=options.scale_replicas)
     finally:
@@ -92,6 +110,24 @@ def compare(db_path: str | Path, baseline: list[str], candidate: list[str] | Non
             notes.append(f"Only in the {name}: " +
                          ", ".join(f"{k}={row[k]}" for k in pairing.shown))
     return _table(spec, pairing, paired, metrics, notes)
+
+
+def _check_baseline(conn: sqlite3.Connection, table: str, baseline: list[str], by: list[str],
+                    options: ReportOptions) -> None:
+    """A baseline no row has is an error before a year of runs is read: the --by columns'
+    distinct values (with what their shown names are made of) are few."""
+    present = set(table_columns(conn, table))
+    stored = [c for c in by if c in present]
+    if len(stored) < len(by):
+        return                      # a derived column: the full read says what it takes
+    needed = list(dict.fromkeys([*stored, *(c for c in NAME_INPUTS if c in present)]))
+    distinct = read_frame(conn, f"SELECT DISTINCT {', '.join(f't.[{c}]' for c in needed)} "
+                                f"FROM [{table}] t")
+    names, keys = side_names(derive(distinct, naming_for(options)), by)
+    wanted = baseline[0].lower()
+    if not ((names.str.lower() == wanted) | (keys == wanted)).any():
+        raise ReportError(f"--baseline {' '.join(baseline)}: no rows have it; "
+                          f"{', '.join(by)} takes: {', '.join(dict.fromkeys(names))}")
 
 
 @dataclass

@@ -53,16 +53,9 @@ def sides_of(frame: pd.DataFrame, baseline: list[str], candidates: list[list[str
              by: list[str]) -> tuple[Side, list[Side], set[str]]:
     """The baseline and the candidates, and the columns the user chose them by."""
     if by:
-        missing = [c for c in by if c not in frame]
-        if missing:
-            raise ReportError(f"--by: unknown column {', '.join(missing)}")
-        shown = {c: (DISPLAY[c] if DISPLAY.get(c) in frame else c) for c in by}
-        names = frame.apply(lambda r: " · ".join(texts(pd.Series([r[shown[c]]])).iloc[0]
-                                                 for c in by), axis=1)
-        if baseline and not any(op in baseline[0] for op in ("=", "~", "<", ">")):
-            wanted = baseline[0].lower()
-            keys = frame.apply(lambda r: " · ".join(str(r[c]) for c in by).lower(), axis=1)
-            base_mask = (names.str.lower() == wanted) | (keys == wanted)
+        names, keys = side_names(frame, by)
+        if is_plain(baseline):
+            base_mask = (names.str.lower() == baseline[0].lower()) | (keys == baseline[0].lower())
             base_name = next(iter(names[base_mask]), baseline[0])
         else:
             rows = apply_where(frame, parse_conditions(baseline), DISPLAY)
@@ -83,6 +76,28 @@ def sides_of(frame: pd.DataFrame, baseline: list[str], candidates: list[list[str
         chosen |= {c.column for c in parsed}
         others.append(Side(";".join(conditions), apply_where(frame, parsed, DISPLAY)))
     return Side(";".join(baseline), base_rows), others, chosen
+
+
+def is_plain(baseline: list[str]) -> bool:
+    """A baseline given as a value of the --by columns (`vllm`), not as conditions."""
+    return bool(baseline) and not any(op in baseline[0] for op in ("=", "~", "<", ">"))
+
+
+def side_names(frame: pd.DataFrame, by: list[str]) -> tuple[pd.Series, pd.Series]:
+    """Each row's side as shown (`vLLM · 16`) and as stored, lower case (`vllm · 16`)."""
+    missing = [c for c in by if c not in frame]
+    if missing:
+        raise ReportError(f"--by: unknown column {', '.join(missing)}")
+    shown = [texts(frame[DISPLAY[c] if DISPLAY.get(c) in frame else c]) for c in by]
+    stored = [frame[c].astype(str) for c in by]
+    return (_joined(shown, frame.index), _joined(stored, frame.index).str.lower())
+
+
+def _joined(parts: list[pd.Series], index: pd.Index) -> pd.Series:
+    out = pd.Series("", index=index, dtype=object)
+    for at, part in enumerate(parts):
+        out = out + (" · " if at else "") + part.astype(object)
+    return out
 
 
 def _varies(rows: pd.DataFrame, column: str) -> bool:

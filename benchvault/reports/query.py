@@ -190,7 +190,8 @@ def _sql_term(cond: Condition, columns: set[str]) -> tuple[str, list] | None:
         return f't."{cond.column}" {cond.op} ?', [number]
     if cond.op == "=" and number is not None and cond.column not in _SUBSTRING_SAFE:
         return f't."{cond.column}" = ?', [number]
-    if cond.op == "~" and cond.column in _SUBSTRING_SAFE:
+    # Shown equal to a text, or holding it: the stored value holds it (see _SUBSTRING_SAFE).
+    if cond.op in ("=", "~") and cond.column in _SUBSTRING_SAFE:
         escaped = cond.value.lower().replace("\\", "\\\\").replace("%", "\\%").replace(
             "_", "\\_")
         return f"lower(t.\"{cond.column}\") LIKE ? ESCAPE '\\'", [f"%{escaped}%"]
