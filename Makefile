@@ -28,9 +28,9 @@ demo: install
 	$(BV) report all --db $(DEMO_DB) --out report
 	$(BV) serve --db $(DEMO_DB) --port $(PORT)
 
-# The speed issue's figures in one run: a 1 GB server log (BENCH_MB=100 for a quick look)
+# The performance figures in one run: a 1 GB server log (BENCH_MB=100 for a quick look)
 # beside grep and the naive loop, blocks/s on the blocks-only log, many files on both cores,
-# and a 100k-run warehouse.
+# and a team's year of notes ingested at 10k, 50k and 100k runs with the reports on it.
 BENCH_MB ?= 1000
 bench: install
 	@# Byte-compiled as an installed wheel is (an editable install compiles on first import,

@@ -1,19 +1,23 @@
-"""A year of runs: reports, compare, export and a Datasette page on a 100k-run warehouse.
+"""A team's year of runs, ingested as a user would: how ingest cost grows, then reports, compare,
+export and a Datasette page on the 100k-run warehouse.
 
-Builds bench/data/scale.db from the real fixtures (the seed notes and the contract captures,
-70 serving runs) copied to ~105k runs over synthetic configurations: each copy gets one of
-4 model variants (another comparable group each) and one of 15 `batch` tags (another
-configuration each), so the warehouse holds ~35 groups, ~21k configurations and five repeats
-of each.  Copies keep every column, latency statistic and launch link of the real runs.
+The notes are the shared generator's (../shared/bench/team_notes.py: 500 markdown notes of 200
+`vllm bench serve` blocks each, 50 models x 8 concurrencies, about one block in ten pasted twice
+and one note in twenty copied under another name).  Each size is ingested from nothing with
+`benchvault ingest` (the default -j), one process each:
 
-Then times, one process each (wall time and peak RSS):
-  report sweep, report sweep --where (1/60 of the runs), report all, compare, export to
-  Parquet, and the Datasette `serving_runs` page with its facets (served by `benchvault serve`).
+  the first 50 notes (~10k runs), the first 250 (~50k), all 500 (~100k), then one more note of
+  200 new runs into the 100k warehouse.
 
-    python bench/scale.py                # >= 100k runs
-    python bench/scale.py --runs 20000   # quicker
-Goals (issue 17): report < 2 s and < 200 MB, Datasette page < 200 ms, Parquet export < 5 s
-and < 200 MB.
+Then, on that warehouse, one process each (wall time and peak RSS): report sweep, report sweep
+--where (one model), report all, compare --by max_concurrency for one model, compare against a
+baseline no run has (an error), export to Parquet, and the Datasette `serving_runs` page.
+
+    python bench/scale.py                # 500 notes
+    python bench/scale.py --notes 100    # quicker: 10k, 50k runs... scaled down
+Goals: 100k runs ingested in <= 90 s, at most 2.3x the time of 50k, one more note <= 1 s, no
+contradiction warned; reports and compare < 2 s and < 200 MB (an unknown baseline an error in
+< 1 s), Parquet export < 5 s and < 200 MB, the Datasette page < 200 ms.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -33,67 +38,63 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "bench" / "data"
+SHARED = Path(os.environ.get("BENCHVAULT_SHARED_BENCH", ROOT.parent / "shared" / "bench"))
 BENCHVAULT = [sys.executable, "-m", "benchvault"]
-MODELS = 4
-BATCHES = 15
 
 
-def build(db: Path, target: int) -> int:
-    sys.path.insert(0, str(ROOT))
-    from benchvault.ingest.pipeline import expand_paths, ingest_paths
-    from benchvault.schemas.store import connect
-
-    db.unlink(missing_ok=True)
-    warehouse = connect(db)
-    ingest_paths(warehouse, expand_paths([ROOT / "fixtures" / "seeds",
-                                          ROOT / "fixtures" / "contract"]))
-    real = warehouse.execute("SELECT count(*) FROM serving_runs").fetchone()[0]
-    copy_runs(warehouse, -(-target // real))     # at least ``target`` runs in all
-    warehouse.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    count = warehouse.execute("SELECT count(*) FROM serving_runs").fetchone()[0]
-    warehouse.close()
-    return count
+def notes(count: int) -> Path:
+    """The shared generator's ``count`` notes (made once, kept under bench/data)."""
+    folder = DATA / f"team-notes-{count}"
+    if not (folder.is_dir() and len(list(folder.glob("*.md"))) == count):
+        shutil.rmtree(folder, ignore_errors=True)
+        subprocess.run([sys.executable, str(SHARED / "team_notes.py"), str(folder), str(count)],
+                       check=True, capture_output=True)
+    return folder
 
 
-def copy_runs(warehouse, copies: int) -> None:
-    """Every serving run copied ``copies - 1`` times, each copy under one of MODELS model
-    variants and BATCHES `batch` tags (repeats of ~copies / 60 runs each), configurations
-    and groups refreshed.  tests/test_report_fold.py builds its warehouse with it too."""
-    from benchvault.experiments.refresh import refresh_configurations
-
-    runs = [r[1] for r in warehouse.execute("PRAGMA table_info(serving_runs)")]
-    stats = [r[1] for r in warehouse.execute("PRAGMA table_info(latency_stats)")]
-    top = warehouse.execute("SELECT max(id) FROM serving_runs").fetchone()[0]
-    stride = 10 ** len(str(top))
-    copied = [c for c in runs if c not in ("id", "model", "tags", "config_id", "group_id")]
-    warehouse.execute("BEGIN")
-    for i in range(1, copies):
-        warehouse.execute(
-            f"INSERT INTO serving_runs (id, model, tags, {', '.join(copied)}) "
-            f"SELECT id + ?, model || '-v{i % MODELS}', "
-            f"json_object('batch', '{i % BATCHES}'), {', '.join(copied)} "
-            f"FROM serving_runs WHERE id <= ?", [i * stride, top])
-        warehouse.execute(
-            f"INSERT INTO latency_stats ({', '.join(c for c in stats if c != 'id')}) "
-            f"SELECT {', '.join('run_id + ?' if c == 'run_id' else c for c in stats if c != 'id')}"
-            f" FROM latency_stats WHERE run_id <= ?", [i * stride, top])
-    warehouse.execute("COMMIT")
-    ids = [r[0] for r in warehouse.execute("SELECT id FROM serving_runs WHERE id > ?", [top])]
-    warehouse.execute("BEGIN")
-    refresh_configurations(warehouse, ids)
-    warehouse.execute("COMMIT")
+def first(folder: Path, count: int) -> Path:
+    """A folder holding links to the first ``count`` notes of ``folder``."""
+    subset = DATA / f"{folder.name}-first-{count}"
+    shutil.rmtree(subset, ignore_errors=True)
+    subset.mkdir(parents=True)
+    for note in sorted(folder.glob("*.md"))[:count]:
+        (subset / note.name).symlink_to(note)
+    return subset
 
 
-def timed(args: list[str]) -> tuple[float, float]:
+def fresh(db: Path) -> Path:
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    return db
+
+
+def ingest(paths: Path, db: Path) -> tuple[float, list[dict]]:
+    """Seconds of one `benchvault ingest` and what it said of each file."""
+    start = time.perf_counter()
+    done = subprocess.run([*BENCHVAULT, "ingest", str(paths), "--db", str(db), "--json"],
+                          capture_output=True, text=True, check=True)
+    return time.perf_counter() - start, json.loads(done.stdout)
+
+
+def runs_in(db: Path) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("SELECT count(*) FROM serving_runs").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def timed(args: list[str], expect: int = 0) -> tuple[float, float]:
     """(seconds, peak RSS in MB) of one command in a process of its own."""
     probe = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
-             "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode; "
+             "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
+             "stderr=subprocess.DEVNULL).returncode; "
              "print(time.perf_counter() - t, "
              "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, code)")
     out = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True,
                          check=True).stdout.split()
-    if out[2] != "0":
-        raise SystemExit(f"{' '.join(args)} exited {out[2]}")
+    if int(out[2]) != expect:
+        raise SystemExit(f"{' '.join(args)} exited {out[2]}, not {expect}")
     return float(out[0]), float(out[1])
 
 
@@ -104,8 +105,7 @@ def free_port() -> int:
 
 
 def datasette_page(db: Path) -> list[float]:
-    """Seconds for the serving_runs page (facets and all): the first load, then five more
-    (the facets' counts are the first load's: the warehouse is served immutable)."""
+    """Seconds for the serving_runs page (facets and all): the first load, then five more."""
     port = free_port()
     proc = subprocess.Popen([*BENCHVAULT, "serve", "--db", str(db), "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -131,46 +131,60 @@ def datasette_page(db: Path) -> list[float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=100_000,
-                    help="runs in the warehouse at least (the real ones copied)")
-    ap.add_argument("--keep", action="store_true", help="reuse bench/data/scale.db if there")
+    ap.add_argument("--notes", type=int, default=500, help="notes of 200 runs (500: ~100k)")
     args = ap.parse_args()
+    if not (SHARED / "team_notes.py").exists():
+        sys.exit(f"{SHARED}/team_notes.py not found: set BENCHVAULT_SHARED_BENCH")
     DATA.mkdir(parents=True, exist_ok=True)
-    db = DATA / "scale.db"
-    start = time.perf_counter()
-    if not (args.keep and db.exists()):
-        runs = build(db, args.runs)
-        print(f"built {db}: {runs} runs in {time.perf_counter() - start:.0f} s "
-              f"({db.stat().st_size / 1e6:.0f} MB)")
-    import sqlite3
-
-    conn = sqlite3.connect(db)
-    counts = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-              for t in ("serving_runs", "configurations", "experiment_groups",
-                        "latency_stats")}
-    conn.close()
-    print(json.dumps(counts))
+    folder = notes(args.notes)
+    sizes = [args.notes // 10, args.notes // 2, args.notes]
+    print(f"{'ingest from nothing':32} {'notes':>6} {'runs':>8} {'seconds':>8} {'runs/s':>8}")
+    seconds: dict[int, float] = {}
+    warned = 0
+    for count in sizes:
+        db = fresh(DATA / f"scale-{count}.db")
+        spent, said = ingest(first(folder, count) if count < args.notes else folder, db)
+        seconds[count] = spent
+        runs = runs_in(db)
+        warned = sum("contradicts" in w["reason"] for f in said for w in f["warnings"])
+        print(f"{'':32} {count:6} {runs:8} {spent:8.2f} {runs / spent:8.0f}")
+    db = DATA / f"scale-{args.notes}.db"
+    middle = sizes[1]
+    print(f"the whole set against half of it: {seconds[args.notes] / seconds[middle]:.2f}x the "
+          f"time (goal <= 2.3x); contradictions warned in the whole set: {warned} (goal 0)")
+    one = DATA / "one-more-note"
+    shutil.rmtree(one, ignore_errors=True)
+    subprocess.run([sys.executable, str(SHARED / "team_notes.py"), str(one), "1", "200", "99"],
+                   check=True, capture_output=True)
+    before = runs_in(db)
+    spent, said = ingest(one, db)
+    print(f"one more note ({runs_in(db) - before} new runs) into {before} runs: {spent:.2f} s "
+          f"(goal <= 1 s)")
     out = Path(tempfile.mkdtemp(prefix="scale-", dir=DATA))
     commands = {
-        "report sweep": ["report", "sweep", "--db", str(db)],
-        "report sweep --where (1/60)": ["report", "sweep", "--db", str(db), "--where",
-                                        "tag.batch=3", "--where", "model~-v3"],
-        "report all": ["report", "all", "--db", str(db)],
-        "compare": ["compare", "--db", str(db), "--baseline", "engine=vllm", "--candidate",
-                    "engine=llama.cpp", "--where", "model~Llama-2-7b-chat-hf-v3"],
-        "export parquet": ["export", "--db", str(db), "--format", "parquet", "--out",
-                           str(out / "parquet")],
+        "report sweep": (["report", "sweep", "--db", str(db)], 0),
+        "report sweep --where (one model)": (["report", "sweep", "--db", str(db), "--where",
+                                              "model=org/model-7"], 0),
+        "report all": (["report", "all", "--db", str(db)], 0),
+        "compare --by concurrency (1 model)": (["compare", "--db", str(db), "--by",
+                                                "max_concurrency", "--baseline", "1",
+                                                "--where", "model=org/model-7"], 0),
+        "compare, unknown baseline": (["compare", "--db", str(db), "--by", "engine",
+                                       "--baseline", "vllm"], 2),
+        "export parquet": (["export", "--db", str(db), "--format", "parquet", "--out",
+                            str(out / "parquet")], 0),
     }
-    print(f"{'command':32} {'seconds':>8} {'peak MB':>8}")
-    for name, argv in commands.items():
-        seconds, rss = timed([*BENCHVAULT, *argv])
-        print(f"{name:32} {seconds:8.2f} {rss:8.0f}")
-    first, *page = datasette_page(db)
-    print(f"{'datasette serving_runs page':32} {min(page):8.3f} (median "
+    print(f"{'command':36} {'seconds':>8} {'peak MB':>8}")
+    for name, (argv, code) in commands.items():
+        spent, rss = timed([*BENCHVAULT, *argv], code)
+        print(f"{name:36} {spent:8.2f} {rss:8.0f}")
+    start, *page = datasette_page(db)
+    print(f"{'datasette serving_runs page':36} {min(page):8.3f} (median "
           f"{sorted(page)[len(page) // 2]:.3f} s over {len(page)} loads; the first "
-          f"{first:.3f} s)")
+          f"{start:.3f} s)")
     shutil.rmtree(out)
 
 
 if __name__ == "__main__":
+    os.chdir(ROOT)
     main()

@@ -9,6 +9,7 @@ typed literals therefore goes first, and is cut off again.
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 from typing import Iterator
 
 from .dbfile import readonly_uri
@@ -31,40 +32,75 @@ class ArrowReadFailed(Exception):
     """No driver, or a value of another type than the column's: read the rows another way."""
 
 
-def typed_batches(conn: sqlite3.Connection, sql: str, params: list | tuple, schema,
-                  before: list[str] = ()) -> Iterator:
-    """The rows of ``sql`` (run read-only on ``conn``'s database file) as batches of
-    ``schema`` (a pyarrow schema naming every column the query gives, in order: int64,
-    float64 or string); ``before``: statements run first on that connection (temporary
-    tables the query reads).  Raises ArrowReadFailed, possibly after some batches."""
-    try:
-        # The driver's low-level API: its DB-API module imports pyarrow.dataset and with it
-        # the S3, GCS, Azure, Parquet and Substrait libraries (+16 MB of a report's peak RSS).
-        import adbc_driver_manager as adbc
-        import adbc_driver_sqlite
-    except ImportError:
-        raise ArrowReadFailed("the ADBC SQLite driver is not installed") from None
-    import pyarrow as pa
+class ArrowReader:
+    """One read-only connection of the ADBC driver to a database file, for several queries
+    (temporary tables one makes, the next reads).  Raises ArrowReadFailed when the driver is
+    not installed."""
 
-    # The system allocator hands batches back; Arrow's own pools keep them (peak RSS).
-    pa.set_memory_pool(pa.system_memory_pool())
-    path = conn.execute("PRAGMA database_list").fetchone()[2]
-    literal = {pa.int64(): "0", pa.float64(): "0.0", pa.string(): "''"}
-    first = ", ".join(f'{literal[f.type]} AS "{f.name}"' for f in schema)
-    try:
-        with adbc_driver_sqlite.connect(readonly_uri(path)) as database, \
-                adbc.AdbcConnection(database) as connection, \
-                adbc.AdbcStatement(connection) as statement:
-            for prepared in before:
-                statement.set_sql_query(prepared)
+    def __init__(self, path: str | Path):
+        try:
+            # The driver's low-level API: its DB-API module imports pyarrow.dataset and with
+            # it the S3, GCS, Azure, Parquet and Substrait libraries (+16 MB of a report's
+            # peak RSS).
+            import adbc_driver_manager as adbc
+            import adbc_driver_sqlite
+        except ImportError:
+            raise ArrowReadFailed("the ADBC SQLite driver is not installed") from None
+        import pyarrow as pa
+
+        # The system allocator hands batches back; Arrow's own pools keep them (peak RSS).
+        pa.set_memory_pool(pa.system_memory_pool())
+        self._adbc, self._pa = adbc, pa
+        try:
+            self.database = adbc_driver_sqlite.connect(readonly_uri(path))
+            self.connection = adbc.AdbcConnection(self.database)
+        except (OSError, adbc.Error) as exc:
+            raise ArrowReadFailed(str(exc)) from None
+
+    def close(self) -> None:
+        self.connection.close()
+        self.database.close()
+
+    def __enter__(self) -> "ArrowReader":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def execute(self, sql: str) -> None:
+        """Run a statement that returns no rows (a temporary table made or filled)."""
+        try:
+            with self._adbc.AdbcStatement(self.connection) as statement:
+                statement.set_sql_query(sql)
                 statement.execute_update()
-            statement.set_sql_query(f"SELECT {first} UNION ALL SELECT * FROM ({sql})")
-            if params:
-                statement.bind(pa.record_batch([[value] for value in params],
-                                               names=[str(i) for i in range(len(params))]))
-            stream, _ = statement.execute_query()
-            for i, batch in enumerate(pa.RecordBatchReader._import_from_c(stream.address)):
-                yield (batch.slice(1) if i == 0 else batch).cast(schema)
-    except (OSError, pa.ArrowException, adbc.Error) as exc:
-        # "Type mismatch in column ...": a value of another type further down.
-        raise ArrowReadFailed(str(exc)) from None
+        except self._adbc.Error as exc:
+            raise ArrowReadFailed(str(exc)) from None
+
+    def batches(self, sql: str, params: list | tuple, schema) -> Iterator:
+        """The rows of ``sql`` as batches of ``schema`` (a pyarrow schema naming every column
+        the query gives, in order: int64, float64 or string).  Raises ArrowReadFailed,
+        possibly after some batches."""
+        pa, adbc = self._pa, self._adbc
+        literal = {pa.int64(): "0", pa.float64(): "0.0", pa.string(): "''"}
+        first = ", ".join(f'{literal[f.type]} AS "{f.name}"' for f in schema)
+        try:
+            with adbc.AdbcStatement(self.connection) as statement:
+                statement.set_sql_query(f"SELECT {first} UNION ALL SELECT * FROM ({sql})")
+                if params:
+                    statement.bind(pa.record_batch([[value] for value in params],
+                                                   names=[str(i) for i in range(len(params))]))
+                stream, _ = statement.execute_query()
+                for i, batch in enumerate(pa.RecordBatchReader._import_from_c(stream.address)):
+                    yield (batch.slice(1) if i == 0 else batch).cast(schema)
+        except (OSError, pa.ArrowException, adbc.Error) as exc:
+            # "Type mismatch in column ...": a value of another type further down.
+            raise ArrowReadFailed(str(exc)) from None
+
+
+def typed_batches(conn: sqlite3.Connection, sql: str, params: list | tuple, schema
+                  ) -> Iterator:
+    """The rows of ``sql``, run read-only on ``conn``'s database file by the ADBC driver, as
+    batches of ``schema`` (ArrowReader.batches)."""
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    with ArrowReader(path) as reader:
+        yield from reader.batches(sql, params, schema)

@@ -5,7 +5,6 @@ be folded run by run."""
 
 from __future__ import annotations
 
-import importlib.util
 
 import pytest
 
@@ -14,28 +13,52 @@ from benchvault.reports.experiments import SERVING
 from benchvault.reports.kinds import kind
 from benchvault.reports.query import connect_readonly
 from benchvault.schemas.store import connect
-from conftest import FIXTURES, ROOT, SEEDS, ingest_into, rows
+from conftest import FIXTURES, SEEDS, ingest_into, rows
 
 REPEATS = FIXTURES / "experiments" / "derived-three-repeats.md"
 
 
-def _scale_bench():
-    spec = importlib.util.spec_from_file_location("scale_bench", ROOT / "bench" / "scale.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+MODELS, BATCHES = 4, 15
+
+
+def copy_runs(warehouse, copies: int) -> None:
+    """Every serving run copied ``copies - 1`` times, each copy under one of MODELS model
+    variants and BATCHES `batch` tags (repeats of ~copies / 60 runs each), configurations
+    and groups refreshed and counted: many repeats with varied contexts, quickly."""
+    from benchvault.experiments.refresh import refresh_configurations, summarise
+
+    runs = [r[1] for r in warehouse.execute("PRAGMA table_info(serving_runs)")]
+    stats = [r[1] for r in warehouse.execute("PRAGMA table_info(latency_stats)")]
+    top = warehouse.execute("SELECT max(id) FROM serving_runs").fetchone()[0]
+    stride = 10 ** len(str(top))
+    copied = [c for c in runs if c not in ("id", "model", "tags", "config_id", "group_id")]
+    warehouse.execute("BEGIN")
+    for i in range(1, copies):
+        warehouse.execute(
+            f"INSERT INTO serving_runs (id, model, tags, {', '.join(copied)}) "
+            f"SELECT id + ?, model || '-v{i % MODELS}', "
+            f"json_object('batch', '{i % BATCHES}'), {', '.join(copied)} "
+            f"FROM serving_runs WHERE id <= ?", [i * stride, top])
+        warehouse.execute(
+            f"INSERT INTO latency_stats ({', '.join(c for c in stats if c != 'id')}) "
+            f"SELECT {', '.join('run_id + ?' if c == 'run_id' else c for c in stats if c != 'id')}"
+            f" FROM latency_stats WHERE run_id <= ?", [i * stride, top])
+    ids = [r[0] for r in warehouse.execute("SELECT id FROM serving_runs WHERE id > ?", [top])]
+    refresh_configurations(warehouse, ids)
+    summarise(warehouse)
+    warehouse.execute("COMMIT")
 
 
 @pytest.fixture(scope="module")
 def repeats_db(tmp_path_factory):
     """The seeds, the contract captures and three printed repeats, every run copied 120
-    times over 4 model variants and 15 tags (the scale bench's copies: repeats of 2 runs
-    each), copies' numbers moved a little so that repeats differ."""
+    times over 4 model variants and 15 tags (repeats of 2 runs each), copies' numbers moved
+    a little so that repeats differ."""
     db = tmp_path_factory.mktemp("fold") / "w.db"
     ingest_into(db, SEEDS, FIXTURES / "contract", REPEATS)
     warehouse = connect(db)
     top = warehouse.execute("SELECT max(id) FROM serving_runs").fetchone()[0]
-    _scale_bench().copy_runs(warehouse, 120)
+    copy_runs(warehouse, 120)
     # copy i has ids i * stride + the original's; repeats are copies 60 apart
     copy = f"(id / {10 ** len(str(top))})"
     warehouse.execute(f"UPDATE serving_runs SET output_throughput = output_throughput * "

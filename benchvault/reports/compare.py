@@ -120,7 +120,9 @@ def _check_baseline(conn: sqlite3.Connection, table: str, baseline: list[str], b
     stored = [c for c in by if c in present]
     if len(stored) < len(by):
         return                      # a derived column: the full read says what it takes
-    needed = list(dict.fromkeys([*stored, *(c for c in NAME_INPUTS if c in present)]))
+    # A model is shown by a name made of its path, label and heading (derive.NAME_INPUTS).
+    names_from = NAME_INPUTS if "model" in by else ()
+    needed = list(dict.fromkeys([*stored, *(c for c in names_from if c in present)]))
     distinct = read_frame(conn, f"SELECT DISTINCT {', '.join(f't.[{c}]' for c in needed)} "
                                 f"FROM [{table}] t")
     names, keys = side_names(derive(distinct, naming_for(options)), by)
