@@ -45,10 +45,10 @@ def ingest(
     dry_run: bool = typer.Option(False, "--dry-run", help="Parse and report, write nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
     jobs: int = typer.Option(0, "--jobs", "-j", min=0,
-                             help="Worker processes that read files while this one stores "
-                                  "them: small files are handed out in chunks, a file of 2 MB "
-                                  "or more is read by a worker of its own (0: one per core, up "
-                                  "to 4; 1: no workers, this process reads and stores alone)."),
+                             help="Processes that read files, this one (which also stores "
+                                  "them) included: small files are handed out in chunks, a file "
+                                  "of 2 MB or more is read by a worker of its own (0: one per "
+                                  "core, up to 4; 1: this process alone)."),
     force: bool = typer.Option(False, "--force", help="Re-read files even when unchanged (a file "
                                                       "is unchanged when its size and "
                                                       "modification time, or else its SHA-256, "

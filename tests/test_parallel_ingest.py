@@ -39,15 +39,23 @@ def test_workers_store_what_one_process_stores(tmp_path):
     assert sum(r.runs for r in serial) >= 38
 
 
-def test_the_workers_parse_and_the_writer_only_stores(tmp_path, monkeypatch):
-    """Every small file's items come from a worker: the writer's own reading is never
-    called (a pickling failure quietly read again here would hide a broken pool)."""
-    files = expand_paths([FIXTURES / "seeds", FIXTURES / "serving_result_json"])
+def test_the_worker_and_the_writer_share_the_reading(tmp_path, monkeypatch):
+    """Every small file is read once, by the worker or by the writer in a chunk of its own
+    (never read again by ingest_file: a pickling failure quietly read again there would hide
+    a broken pool), and both read some."""
+    files = expand_paths([FIXTURES])
+    here = []
+    real = workers.Readings._read_here
 
-    def not_here(*args, **kwargs):
-        raise AssertionError("read by the writer")
+    def counted(self, chunk):
+        here.extend(chunk)
+        return real(self, chunk)
 
-    monkeypatch.setattr(pipeline, "parse_file", not_here)
+    def not_again(*args, **kwargs):
+        raise AssertionError("read again by ingest_file")
+
+    monkeypatch.setattr(workers.Readings, "_read_here", counted)
+    monkeypatch.setattr(pipeline, "parse_file", not_again)
     db = connect(tmp_path / "w.db")
     try:
         results = ingest_paths(db, files, jobs=2)
@@ -55,7 +63,7 @@ def test_the_workers_parse_and_the_writer_only_stores(tmp_path, monkeypatch):
         db.close()
     monkeypatch.undo()
     _same_as_serial(tmp_path, files, results, tmp_path / "w.db")
-    assert sum(r.runs for r in results) > 20
+    assert 0 < len(here) < len(files) and len(set(here)) == len(here)
 
 
 def test_unchanged_files_are_not_sent_to_workers(tmp_path, monkeypatch):
@@ -92,15 +100,16 @@ def test_notes_go_to_workers_in_chunks_smaller_towards_the_end():
 @pytest.mark.parametrize("bad", [0, 9, -1])
 def test_a_note_whose_reading_fails_is_read_again_and_the_rest_of_its_chunk_kept(
         tmp_path, monkeypatch, bad):
-    """A failure in a worker gives way to the writer reading that file again, which reports
-    any error with file:line; the other files of its chunk keep the worker's reading."""
+    """A failure in a worker (or in the writer's own reading of a chunk) gives way to the
+    writer reading that file again, which reports any error with file:line; the other files
+    of its chunk keep their reading."""
     files = expand_paths([FIXTURES])
     from benchvault.ingest import parse
 
     bad, real = files[bad], parse.parse_whole
 
-    def flaky(path, tags):      # in the workers forked after this
-        if path == str(bad):
+    def flaky(path, tags):      # here and in the workers forked after this
+        if str(path) == str(bad):
             raise RuntimeError("the parser crashed")
         return real(path, tags)
 
@@ -166,8 +175,8 @@ def _children(pid: int) -> list[int]:
 
 def test_no_worker_outlives_an_ingest():
     files = expand_paths([FIXTURES / "seeds", FIXTURES / "vllm_serving"])
-    with workers.Readings(files, None, 2) as readings:
-        assert len(_children(os.getpid())) >= 2
+    with workers.Readings(files, None, 3) as readings:
+        assert len(_children(os.getpid())) == 2
         for path in files:
             readings.take(path)
     assert _children(os.getpid()) == []
@@ -190,10 +199,10 @@ def test_a_killed_writer_leaves_no_worker_behind(tmp_path):
                                "--db", str(tmp_path / "w.db"), "-j", "2", "--json"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
     deadline = time.monotonic() + 60
-    while len(_children(writer.pid)) < 2 and time.monotonic() < deadline:
+    while len(_children(writer.pid)) < 1 and time.monotonic() < deadline:
         time.sleep(0.02)
     pool = _children(writer.pid)
-    assert len(pool) >= 2
+    assert len(pool) >= 1
     writer.kill()
     writer.wait()
     deadline = time.monotonic() + 10
@@ -219,7 +228,7 @@ def test_ctrl_c_ends_the_ingest_cleanly(tmp_path):
                                "--db", str(db), "-j", "2"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, cwd=ROOT)
     deadline = time.monotonic() + 60
-    while not (db.exists() and len(_children(writer.pid)) >= 2) and time.monotonic() < deadline:
+    while not (db.exists() and len(_children(writer.pid)) >= 1) and time.monotonic() < deadline:
         time.sleep(0.02)
     time.sleep(0.5)
     pool = _children(writer.pid)

@@ -33,8 +33,9 @@ def ingest_paths(db: sqlite_utils.Database, paths: Iterable[Path],
                  force: bool = False, on_bytes: Callable[[int], None] | None = None,
                  jobs: int = 1, readings: "Readings | None" = None) -> list[FileResult]:
     """Ingest ``paths`` in order, each file in one transaction.  With ``jobs`` > 1, the small
-    changed files are read ahead by that many worker processes (workers.py) and a big one by a
-    worker of its own (stream.py); this process stores them all, in the order of ``paths``.
+    changed files are read ahead by that many processes, this one included (workers.py), and a
+    big one by a worker of its own (stream.py); this process stores them all, in the order of
+    ``paths``.
     ``readings``: the workers started already (workers.start_reading), closed here."""
     paths = list(paths)
     resolve_afresh()
