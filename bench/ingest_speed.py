@@ -18,7 +18,7 @@ to re-ingest the unchanged file, and two grep baselines with the ratio of throug
   * `grep -c -F -f markers` (+ `-i` for the caseless ones): grep finding the lines benchvault's
     prefilter finds (bench/data/markers*.txt), i.e. the same search without the parsing.
 
-    python bench/ingest_speed.py --size-mb 1024        # the issue's 1 GB figure
+    python bench/ingest_speed.py --size-mb 1024        # 1 GB
     python bench/ingest_speed.py --size-mb 200         # quicker
 """
 

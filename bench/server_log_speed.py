@@ -1,6 +1,6 @@
 """Ingest speed on a server log as users have them, beside grep and the naive loop, in one run.
 
-The log and the loop are the shared ones the speed issue measures with:
+The log and the loop are the shared ones:
   ../shared/bench/server_log.py OUT MB   a vLLM server log (access and request lines, ~2%
                                          engine-stats lines, prose, a result block every 4,000
                                          lines)
@@ -8,7 +8,7 @@ The log and the loop are the shared ones the speed issue measures with:
 Prints size, seconds and MB/s of `grep -c`, the naive loop and `benchvault ingest`, the ingest's
 share of the naive loop's speed, its peak RSS and the unchanged re-ingest.
 
-    python bench/server_log_speed.py                 # 1 GB, the issue's figure
+    python bench/server_log_speed.py                 # 1 GB, what make bench measures
     python bench/server_log_speed.py --size-mb 100   # quicker
 """
 

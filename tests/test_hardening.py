@@ -1,4 +1,4 @@
-"""Crashes mid-ingest and concurrent ingests leave a consistent warehouse (issue: hardening)."""
+"""Crashes mid-ingest and concurrent ingests leave a consistent warehouse."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """llama-bench: the seeds' markdown tables, the structured outputs, and what must not happen.
 
-Values asserted here are read off the seed notes and fixtures by eye (the issue's "done when").
+Values asserted here are read off the seed notes and fixtures by eye.
 Per-fixture expectations live beside each fixture in fixtures/llama_bench/*.expected.json.
 """
 

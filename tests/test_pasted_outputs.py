@@ -1,4 +1,4 @@
-"""Output files pasted inside notes (issue 16.7): a `--save-result` JSON and llama-bench's
+"""Output files pasted inside notes: a `--save-result` JSON and llama-bench's
 `-o json/jsonl/csv/sql`, fenced or bare or `# `-commented, are read as the file itself is, with
 the note's lines and context; text no format knows is read as ordinary lines."""
 

@@ -26,7 +26,7 @@ def report_db(tmp_path_factory):
 
 
 @pytest.mark.parametrize("caption, key, column, value, unit", [
-    # 4.1.1 Qwen-1.5B, 2048 context (the example row)
+    # 4.1.1 Qwen-1.5B, 2048 context (a row of the published table)
     ("4.1.1 Qwen-1.5B - 2048 context", "H100X1", "Prompt TPS", 45.74, "tok/s"),
     ("4.1.1 Qwen-1.5B - 2048 context", "H100X1", "Gen TPS", 649.78, "tok/s"),
     ("4.1.1 Qwen-1.5B - 2048 context", "H100X1", "Avg Latency (s)", 6.95, "s"),

@@ -89,9 +89,8 @@ class Identity:
         launch or run beside it are left out: they are ids ingest gave within one file.
 
         Hashed as pickled, not as JSON: printing the ~40 floats of a result block was two
-        thirds of the hash's time, and pickle writes their 8 bytes.  (A warehouse written
-        before this gives other hashes: a sighting of its text is then found by its values
-        instead, the same row, a little slower.)"""
+        thirds of the hash's time, and pickle writes their 8 bytes.  A sighting hashed some
+        other way is still found, by its values instead: the same row, a little slower."""
         said = sorted([(k, _canonical(v) if v.__class__ in _NESTED else v)
                        for k, v in values.items() if v is not None and k not in _NOT_HASHED],
                       key=_by_key)

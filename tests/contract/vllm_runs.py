@@ -30,7 +30,7 @@ from pathlib import Path
 from common import FIXTURES, LOGS, LOOPBACK, WORK, ContractError, ensure_tiny_model, \
     free_port, loopback_only, port_taken, run, wait_for
 
-# Hurdles measured on this machine (issue 10): CPU KV cache sized by env, no GPU fraction.
+# What a CPU-only machine needs: CPU KV cache sized by env, no GPU fraction.
 SERVER_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CPU_OMP_THREADS_BIND": "0-1",
               "VLLM_LOGGING_LEVEL": "INFO", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
               "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1", "TOKENIZERS_PARALLELISM": "false"}
