@@ -138,7 +138,8 @@ class Placer:
         # Content hashes and fingerprints of this file's sightings still in the writer's batch.
         self.local_contents: dict[tuple[str, str], int] = {}
         self.local_fingerprints: dict[tuple[str, str], int] = {}
-        self.seen_again: dict[tuple[str, int], int] = {}   # (table, row id) → repeat sightings
+        # (table, row id) → [repeat sightings of it in this file, the first one's line]
+        self.seen_again: dict[tuple[str, int], list] = {}
         # The widest tolerance of a look-up value among the stored sightings, by table.
         self.widest: dict[str, float] = {}
         self.touched_runs: set[int] = set()
@@ -183,7 +184,7 @@ class Placer:
             # about the row changes.
             store.assign(sighting, **{identity.column: same})
             self.writer.add(sighting)
-            self._seen_again(identity, same)
+            self._seen_again(identity, same, values.get("line_start"))
             return same, True
         said = Said(identity.content(values), tolerance or None)
         match = self._find(identity, said, fingerprint, values.get("line_start"))
@@ -208,17 +209,42 @@ class Placer:
         return match, True
 
     def finish(self) -> None:
-        """Rows this file repeated the text of (their sightings added in batches): each is
-        rebuilt once, which counts its sightings and, when a new one comes first in reading
-        order, gives the row that one's provenance -- as if the files had come in that order."""
+        """Count the sightings that repeated a row's text (added in batches, counted once).
+        A row this file saw before the sighting its values come from (in reading order), or
+        whose sightings said several things, is rebuilt instead: it takes this file's place
+        and each record moves to the first sighting that said it -- as if the files had come
+        in reading order."""
         self.writer.flush()
-        for table, row_id in sorted(self.seen_again):
-            rebuild(self.db, self.ids[table], row_id)
+        path = self.db.execute("SELECT path FROM sources WHERE id = ?",
+                               [self.source_id]).fetchone()
+        for (table, row_id), (extra, line) in sorted(self.seen_again.items()):
+            identity = self.ids[table]
+            if self._comes_first(identity, row_id, path, line) or \
+                    self._says_several(identity, row_id):
+                rebuild(self.db, identity, row_id)
+            elif "sightings" in model_for(table).model_fields:
+                self.db.execute(f"UPDATE [{table}] SET sightings = sightings + ? WHERE id = ?",
+                                [extra, row_id])
         self.seen_again.clear()
 
-    def _seen_again(self, identity: Identity, row_id: int) -> None:
-        key = (identity.table, row_id)
-        self.seen_again[key] = self.seen_again.get(key, 0) + 1
+    def _comes_first(self, identity: Identity, row_id: int, path: tuple | None,
+                     line: int | None) -> bool:
+        """This file's sighting at ``line`` comes before the row's own place."""
+        place = self.db.execute(f"SELECT s.path, t.line_start FROM [{identity.table}] t "
+                                "JOIN sources s ON s.id = t.source_id WHERE t.id = ?",
+                                [row_id]).fetchone()
+        return place is None or path is None or \
+            (path[0], line or 0) < (place[0], place[1] or 0)
+
+    def _says_several(self, identity: Identity, row_id: int) -> bool:
+        return self.db.execute(f"SELECT 1 FROM sightings WHERE {identity.column} = ? AND "
+                               "record IS NOT NULL LIMIT 1", [row_id]).fetchone() is not None
+
+    def _seen_again(self, identity: Identity, row_id: int, line: int | None) -> None:
+        seen = self.seen_again.setdefault((identity.table, row_id), [0, line])
+        seen[0] += 1
+        if line is not None and (seen[1] is None or line < seen[1]):
+            seen[1] = line
         self.merged += 1
 
     def _rebuild(self, identity: Identity, row_id: int) -> None:
@@ -427,7 +453,7 @@ class Placer:
             self.db.execute("DELETE FROM server_launches WHERE id = ?", [launch_id])
             store.assign(sighting, launch_id=match, is_primary=False)
             self.writer.add(sighting)
-            self._seen_again(identity, match)
+            self._seen_again(identity, match, values.get("line_start"))
             return match
         self._repoint_launch(launch_id, match)
         self._keep_record(identity, match)
