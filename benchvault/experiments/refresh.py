@@ -134,6 +134,7 @@ def refresh_configurations(db: sqlite_utils.Database, run_ids: Iterable[int],
     touched_configs = set(config_ids)
     asked: dict[tuple, Any] = {}  # the per-run look-ups answered so far
     for chunk in _chunks(run_ids):
+        assigned = []
         for run in _runs(db, chunk):
             _inherit_workload(db, run, asked)
             launch = {c: run.get(f"launch_{c}") for c in LAUNCH_COLUMNS}
@@ -153,8 +154,9 @@ def refresh_configurations(db: sqlite_utils.Database, run_ids: Iterable[int],
             if run.get("config_id") is not None:
                 touched_configs.add(run["config_id"])
             touched_configs.add(config_id)
-            db.execute("UPDATE serving_runs SET config_id = ?, group_id = ? WHERE id = ?",
-                       [config_id, group_id, run["id"]])
+            assigned.append((config_id, group_id, run["id"]))
+        db.conn.executemany("UPDATE serving_runs SET config_id = ?, group_id = ? WHERE id = ?",
+                            assigned)
     for chunk in _chunks(touched_configs):
         db.execute(f"UPDATE configurations SET n = NULL WHERE id IN ({', '.join('?' * len(chunk))})",
                    chunk)
