@@ -74,10 +74,16 @@ def _check_existing(path: Path) -> None:
                            "benchvault (pip install -U benchvault) or use another --db")
 
 
-def readonly_uri(path: str | Path, immutable: bool = False) -> str:
-    """SQLite's URI opening ``path`` read-only (``immutable``: and never looking for a
-    writer), the path percent-encoded: a `#`, `?` or `%` in a folder's name would otherwise
-    end or change the file name SQLite opens."""
+def readonly_uri(path: str | Path, immutable: bool | None = None) -> str:
+    """SQLite's URI opening ``path`` read-only, the path percent-encoded: a `#`, `?` or `%`
+    in a folder's name would otherwise end or change the file name SQLite opens.
+
+    ``immutable``: never looking for a writer.  By default, when no write-ahead log lies
+    beside the file: no writer is mid-way and none left pages to read there, and a read-only
+    connection otherwise leaves a ``-wal`` and a ``-shm`` file behind that it cannot remove.
+    With a log there (an ingest running), the reader takes part in WAL as usual."""
+    if immutable is None:
+        immutable = not Path(str(path) + "-wal").exists()
     return Path(path).resolve().as_uri() + "?mode=ro" + ("&immutable=1" if immutable else "")
 
 

@@ -216,3 +216,21 @@ def test_report_out_dir_and_user_template(strix_db, tmp_path):
                                  str(template), "--where", "max_concurrency=1"])
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("Engine / quantization comparison: 4 rows\n| Engine")
+
+
+def test_reading_a_warehouse_leaves_no_file_beside_it(tmp_path):
+    """report, compare and export only read: no -wal or -shm file is left beside the
+    warehouse, and its bytes are unchanged."""
+    from conftest import SEEDS, ingest_into
+
+    db = tmp_path / "w.db"
+    ingest_into(db, SEEDS)
+    before = db.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w.db"]
+    for args in (["report", "all"], ["report", "sweep", "--where", "max_concurrency=16"],
+                 ["compare", "--by", "engine", "--baseline", "vllm"],
+                 ["export", "--format", "csv", "--out", str(tmp_path / "out")]):
+        result = CliRunner().invoke(app, [*args, "--db", str(db)])
+        assert result.exit_code == 0, (args, result.output)
+        assert sorted(p.name for p in tmp_path.iterdir() if p.suffix != "") == ["w.db"], args
+    assert db.read_bytes() == before
