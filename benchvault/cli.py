@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 
 from . import __version__
-from .console import console, data, error, guarded, note, shown, warning
+from .console import console, data, error, guarded, note, short_path, shown, warning
 from .dbfile import check_for_reading, check_for_writing, check_out_dir
 from .errors import EXIT_CODES_HELP, BenchvaultError, ExitCode
 
@@ -170,20 +170,44 @@ def _report_ingest(results, as_json: bool, dry_run: bool) -> None:
 
 
 def _print_summary(results, dry_run: bool) -> None:
+    from rich import box
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title="benchvault ingest" + (" (dry run: nothing written)" if dry_run else ""))
-    table.add_column("file")
-    table.add_column("status")
-    table.add_column("runs", justify="right")
-    table.add_column("other rows", justify="right")
-    table.add_column("seen before", justify="right")
-    table.add_column("warnings", justify="right")
-    for r in results:
-        other = sum(v for k, v in r.counts.items() if k not in ("serving_runs", "latency_stats"))
-        table.add_row(data(r.path), r.status, str(r.runs), str(other), str(r.known),
-                      str(len(r.warnings)))
-    console.print(table)
+    title = "benchvault ingest" + (" (dry run: nothing written)" if dry_run else "")
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False,
+                  caption="rows: other rows stored; known: rows seen before, in another file "
+                          "or earlier in this one")
+    # The file's name is what the reader needs whole: the other columns are sized to their
+    # contents and the path's directories give way first (console.short_path); a name longer
+    # than the room left folds onto a second line rather than being cut.
+    rows = [(r, sum(v for k, v in r.counts.items() if k not in ("serving_runs", "latency_stats")))
+            for r in results]
+    columns = [("status", [r.status for r, _ in rows]), ("runs", [str(r.runs) for r, _ in rows]),
+               ("rows", [str(o) for _, o in rows]), ("known", [str(r.known) for r, _ in rows]),
+               ("warnings", [str(len(r.warnings)) for r, _ in rows])]
+    widths = [max([len(h), *map(len, v)]) for h, v in columns]
+    room = console.width - sum(w + 2 for w in widths) - 7
+    if room < 12 or any(len(Path(r.path).name) + 2 > room for r, _ in rows):
+        # Too narrow for the names: a line per file, its path last and whole.
+        console.print(Text(title, style="bold"))
+        console.print(" ".join(h.ljust(w) if h == "status" else h.rjust(w)
+                               for (h, _), w in zip(columns, widths)) + "  file")
+        for at, (r, _) in enumerate(rows):
+            cells = [values[at] for _, values in columns]
+            console.print(Text.assemble(" ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                                 for i, (c, w) in enumerate(zip(cells, widths))),
+                                        "  ", data(r.path)), soft_wrap=True)
+        console.print(table.caption)
+    else:
+        table.add_column("file", overflow="fold")
+        for name, _ in columns:
+            table.add_column(name, justify="left" if name == "status" else "right",
+                             no_wrap=True)
+        for r, other in rows:
+            table.add_row(data(short_path(r.path, room)), r.status, str(r.runs), str(other),
+                          str(r.known), str(len(r.warnings)))
+        console.print(table)
     for r in results:
         if r.error:
             error(r.error)
@@ -363,11 +387,14 @@ def compare(
         None, "--fail-on-regression", help="Exit 1 when a candidate is worse than its baseline "
                                            "by more than PCT percent on a compared metric."),
 ) -> None:
-    """Baseline vs candidate side by side, with speedup (1.25x) and change (-20.0%); against
-    several candidates (--by engine, or --candidate repeated) an N-way table: each candidate's
-    value and ratio per row, their geometric mean last. Rows pair on every configuration
-    field the sides share (concurrency, dataset, ...); a setting that differs is a column or
-    splits a side, never averaged away; only repeats of one configuration are averaged."""
+    """Compare a baseline with candidates, side by side with speedups.
+
+    One candidate: baseline and candidate side by side, with speedup (1.25x) and change
+    (-20.0%). Several candidates (--by engine, or --candidate repeated): an N-way table, each
+    candidate's value and ratio per row, their geometric mean last. Rows pair on every
+    configuration field the sides share (concurrency, dataset, ...); a setting that differs
+    is a column or splits a side, never averaged away; only repeats of one configuration are
+    averaged."""
     from .reports import ReportError
     from .reports.compare import compare as run_compare
 
@@ -420,8 +447,11 @@ def export(
     table: List[str] = typer.Option([], "--table", help="Only this table (repeatable)."),
     out: Path = typer.Option(Path("export"), "--out", help="Directory to write into."),
 ) -> None:
-    """Write the warehouse's tables as CSV, JSON lines or Parquet (typed columns, for DuckDB,
-    Spark, Trino). The database is opened read-only."""
+    """Write the warehouse's tables as CSV, JSON lines or Parquet.
+
+    Parquet columns are typed (for DuckDB, Spark, Trino). The database is opened read-only.
+    Rows come in the order of what they are and are numbered in that order, so the same files
+    give the same export whatever order they were ingested in."""
     from .export import export as run_export
 
     check_for_reading(db)
@@ -439,17 +469,23 @@ def export(
 @command()
 @guarded
 def formats() -> None:
-    """List the formats benchvault reads and what it recognises them by."""
+    """List the formats benchvault reads, the table each fills and the versions it knows.
+
+    One entry per format: its name and table, what it reads, and the upstream versions it
+    was checked against."""
+    from rich.padding import Padding
+    from rich.text import Text
+
     from .parsers import all_formats
 
-    from rich.table import Table
-
-    table = Table(title="formats")
-    for column in ("name", "table", "description", "upstream"):
-        table.add_column(column)
+    out = Console()
     for fmt in all_formats():
-        table.add_row(fmt.name, fmt.table, fmt.description, ", ".join(fmt.upstream))
-    Console().print(table)
+        out.print(Text.assemble((fmt.name, "bold"), " → ", fmt.table))
+        out.print(Padding(Text(fmt.description), (0, 0, 0, 4)))
+        if fmt.upstream:
+            out.print(Padding(Text("upstream: " + "; ".join(fmt.upstream), style="dim"),
+                              (0, 0, 0, 4)))
+        out.print()
 
 
 @command()

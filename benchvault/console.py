@@ -37,6 +37,19 @@ def shown(text: object, limit: int = SHOWN_CHARS, more: str = "") -> str:
     return text + "…" + more if cut else text
 
 
+def short_path(path: str, width: int) -> str:
+    """``path`` in at most ``width`` characters where it can be: the directories nearest the
+    file kept, those farther away given as `…`, the file's name always whole."""
+    if len(path) <= width:
+        return path
+    head, sep, name = path.rpartition("/")
+    parts = head.split("/") if sep else []
+    kept: list[str] = []
+    while parts and len("…/" + "/".join([parts[-1], *kept, name])) <= width:
+        kept.insert(0, parts.pop())
+    return "/".join(["…", *kept, name]) if sep else name
+
+
 def data(text: object, style: str = "", limit: int = SHOWN_CHARS, more: str = "") -> Text:
     """File text as a rich Text: printed as it is, never parsed as markup."""
     return Text(shown(text, limit, more), style=style)

@@ -319,3 +319,28 @@ def test_a_new_warehouse_records_its_schema_version(tmp_path):
     db = tmp_path / "w.db"
     ingest_into(db, SEEDS / "mi300x_llama70b_tp-pp_specdecode.md")
     assert rows(db, "PRAGMA user_version") == [{"user_version": SCHEMA_VERSION}]
+
+
+def test_ingest_s_summary_keeps_every_file_name_whole_at_80_columns(tmp_path):
+    """Long paths at 80 columns: the directories give way (`…/`), never a file's name; names
+    too long for a table's column get a line each, the path whole."""
+    import os
+    import subprocess
+    import sys
+
+    deep = tmp_path / "a-team-s-benchmark-notes" / "2026" / "november" / "h100-sxm-nodes"
+    deep.mkdir(parents=True)
+    seeds = sorted(SEEDS.glob("*.md"))
+    names = ["strix.md", "deepseek-v3-h100-tensor-parallel-against-pipeline-parallel-sweep.md"]
+    for name, seed in zip(names, seeds):
+        (deep / name).write_text(seed.read_text())
+    for shown in ([deep / names[0]], [deep]):
+        done = subprocess.run([sys.executable, "-m", "benchvault", "ingest", *map(str, shown),
+                               "--db", str(tmp_path / "w.db"), "--force"],
+                              capture_output=True, text=True, cwd=tmp_path,
+                              env={**os.environ, "COLUMNS": "80"})
+        assert done.returncode == 0, done.stderr
+        out = done.stdout + done.stderr
+        for path in shown if shown[0].is_file() else sorted(deep.iterdir()):
+            assert path.name in out, (path.name, out)
+        assert "…" not in out.replace("…/", "")          # no name cut short
