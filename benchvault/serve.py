@@ -26,12 +26,14 @@ from .dbfile import readonly_uri
 from .schemas import views as schema_views
 from .schemas.models import Row
 from .schemas.store import row_models
+from .schemas.tables import stored_order
 
 BROWSE = Path(__file__).parent / "browse"
 STATIC_MOUNT = "benchvault-static"
 # Units the warehouse uses that Pint does not define, registered with Datasette's Pint.
 CUSTOM_UNITS = ("token = [token] = tok", "request = [request] = req")
-# Facets every table with these columns gets: the file a row came from, and its --tag pairs.
+# Facets every table with these columns gets, unless its model names its own (a few: the rows
+# start on the first screen): the file a row came from, and its --tag pairs.
 COMMON_FACETS = ("source_id", "tags")
 # Columns not worth a sort link: JSON blobs and the raw block text.
 UNSORTABLE = ("raw_text", "namespace", "extra", "command")
@@ -99,12 +101,13 @@ def _title(table: str) -> str:
 
 
 def table_metadata(model: type[Row], columns: list[str], tables: set[str]) -> dict[str, Any]:
-    """Datasette metadata for one model's table, limited to the columns it really has."""
-    fields = [n for n in model.model_fields if n in columns]
+    """Datasette metadata for one model's table, limited to the columns it really has (in the
+    order the table stores them: what it is for first)."""
+    fields = [n for n in stored_order(model) if n in columns]
     units = {n: _extra(model, n)["unit"] for n in fields if _extra(model, n).get("unit")}
     numeric = {n for n in fields if _is_numeric(model, n)}
     if model.__facets__:
-        facets = [n for n in (*model.__facets__, *COMMON_FACETS) if n in fields]
+        facets = [n for n in model.__facets__ if n in fields]
     else:
         facets = [n for n in fields if _extra(model, n).get("facet")]
         facets += [n for n in COMMON_FACETS if n in fields and n not in facets]
@@ -232,7 +235,9 @@ def datasette_command(db: Path, meta_path: Path, host: str = "127.0.0.1",
             "--setting", "suggest_facets", "off",
             # A run is a hundred columns wide: fifty rows a page keep a page quick to render.
             "--setting", "default_page_size", "50",
-            "--setting", "truncate_cells_html", "160"]
+            # Four values a facet (the rest one click away): the rows start on the first screen.
+            "--setting", "default_facet_size", "4",
+            "--setting", "truncate_cells_html", "90"]
 
 
 def run_datasette(db: Path, host: str = "127.0.0.1", port: int = 8001,

@@ -67,16 +67,21 @@ def test_the_csv_export_is_the_same_whatever_the_ingest_order(warehouses, tmp_pa
 
 def test_readme_regions_and_their_charts_are_the_same_whatever_the_ingest_order(tmp_path):
     """What `make demo` ingests (the seed notes and the real-tool captures), in three orders:
-    the README's regions and the charts they draw are the same bytes."""
+    the regions of the README and of the docs, and the charts they draw, are the same bytes."""
     demo = expand_paths([SEEDS, FIXTURES / "contract"])
     out = {}
     for name, paths in (("path", demo), ("reverse", demo[::-1]),
                         ("shuffled", random.Random(7).sample(demo, len(demo)))):
         work = tmp_path / name
-        work.mkdir()
-        shutil.copy(ROOT / "README.md", work / "README.md")
+        (work / "docs").mkdir(parents=True)
+        pages = [Path("README.md"), *(p.relative_to(ROOT)
+                                      for p in sorted((ROOT / "docs").glob("*.md")))]
+        for page in pages:
+            shutil.copy(ROOT / page, work / page)
         (work / "fixtures").symlink_to(FIXTURES)
-        update_file(work / "README.md", _ingested(tmp_path / f"{name}.db", paths))
+        db = _ingested(tmp_path / f"{name}.db", paths)
+        for page in pages:
+            update_file(work / page, db)
         out[name] = {p.relative_to(work): p.read_bytes() for p in sorted(work.rglob("*"))
                      if p.is_file() and "fixtures" not in p.parts}
     assert any(p.suffix == ".png" for p in out["path"]) and len(out["path"]) > 5

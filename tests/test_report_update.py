@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from benchvault.cli import app
 from benchvault.reports.query import ReportError
-from benchvault.reports.update import update_file
+from benchvault.reports.update import find_regions, update_file
 from conftest import ROOT, SEEDS, ingest_into
 
 STRIX = SEEDS / "strix-halo_vllm-vs-llamacpp.md"
@@ -112,18 +114,54 @@ def test_crlf_file_keeps_its_line_endings(strix_db, tmp_path):
     assert not update_file(readme, strix_db)
 
 
+def _files_with_regions() -> list[Path]:
+    """README.md and every docs/*.md that holds a region (markers in code fences are examples)."""
+    candidates = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return [p for p in candidates
+            if find_regions(p.read_text(encoding="utf-8").splitlines(), str(p))]
+
+
 def test_repository_readme_regions_are_current(tmp_path):
-    """README.md's regions, regenerated from the seed notes and the contract captures, equal
-    what is committed."""
+    """The regions of README.md and of the docs pages, regenerated from the seed notes and the
+    contract captures, equal what is committed, and their charts land in docs/charts."""
     work = tmp_path / "repo"
     work.mkdir()
-    shutil.copy(ROOT / "README.md", work / "README.md")
     os.symlink(ROOT / "fixtures", work / "fixtures")
+    files = [p.relative_to(ROOT) for p in _files_with_regions()]
+    assert Path("README.md") in files
+    # Where each region now lives (a region moved into docs/ must still be checked).
+    assert {"docs/experiments.md", "docs/analyses.md"} <= {f.as_posix() for f in files}
+    for rel in files:
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, work / rel)
     db = tmp_path / "seeds.db"
     ingest_into(db, SEEDS, ROOT / "fixtures" / "contract")     # what `make demo` ingests
-    before = (work / "README.md").read_bytes()
-    assert b"<!-- benchvault:begin" in before
-    update_file(work / "README.md", db)
-    assert (work / "README.md").read_bytes() == before
-    assert (work / "docs" / "charts" / "strix-sweep-throughput.png").exists()
-    assert (ROOT / "docs" / "charts" / "strix-sweep-throughput.png").exists()
+    linked: set[Path] = set()
+    for rel in files:
+        before = (work / rel).read_bytes()
+        assert b"<!-- benchvault:begin" in before, rel
+        update_file(work / rel, db)
+        after = (work / rel).read_bytes()
+        assert after == before, f"{rel}: regions are stale; regenerate them"
+        # Every chart a region links to was drawn, next to the page that links it.
+        text = after.decode("utf-8")
+        for region in find_regions(text.splitlines(), str(rel)):
+            body = "\n".join(text.splitlines()[region.begin + 1:region.end])
+            for link in re.findall(r"\]\(([^)\s]+\.(?:png|svg))\)", body):
+                linked.add(((work / rel).parent / link).resolve().relative_to(work.resolve()))
+    charts = Path("docs") / "charts"
+    expected = {charts / f"{name}.{ext}" for ext in ("png", "svg") for name in (
+        "strix-sweep-throughput", "slo-deepseek-deepseek-v3-h100-sharegpt",
+        "pareto-mi300x-llama-3-1-70b-mi300x", "trend-llama-cpp-llama-b-amd-epyc")}
+    assert expected <= linked
+    drawn = {p.relative_to(work) for p in work.rglob("*")
+             if p.is_file() and p.suffix in (".png", ".svg") and "fixtures" not in p.parts}
+    assert drawn == linked, "charts drawn outside docs/charts, or drawn and not linked"
+    for chart in linked:
+        assert chart.parent == charts, chart
+        assert (work / chart).stat().st_size > 0
+        assert (ROOT / chart).exists(), f"{chart} is linked but not committed"
+    # The chart the README shows outside its regions is one of those kept current.
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for link in re.findall(r"\]\((docs/charts/[^)\s]+\.(?:png|svg))\)", readme):
+        assert Path(link) in linked, link

@@ -64,8 +64,8 @@ def test_units_facets_and_labels_come_from_the_models(seeds_db, seeds_meta):
     assert runs["units"]["output_throughput"] == "tok/s"
     assert runs["units"]["request_throughput"] == "req/s"
     assert runs["units"]["mean_ttft_ms"] == "ms"
-    for facet in ("engine", "model", "max_concurrency", "section", "label", "source_id", "tags"):
-        assert facet in runs["facets"]
+    # A few facets open (the rows start on the first screen); the others one click away.
+    assert runs["facets"] == ["engine", "model", "max_concurrency", "source_id"]
     assert "raw_text" not in runs["sortable_columns"]
     assert "output_throughput" in runs["sortable_columns"]
     sources = seeds_meta["databases"][seeds_db.stem]["tables"]["sources"]
@@ -216,7 +216,7 @@ def test_facets_are_counted_once_on_an_immutable_warehouse(seeds_db, seeds_meta)
     pages, counted = asyncio.run(loads(immutable=True))
     facets = pages[0].get("results", pages[0])
     concurrency = {r["value"]: r["count"] for r in facets["max_concurrency"]["results"]}
-    assert concurrency[16] >= 3 and len(facets) >= 6
+    assert concurrency[16] >= 3 and len(facets) == 4
     assert pages[1] == pages[2] == pages[0]
     assert len(counted) == len(facets)            # each facet counted on the first load only
     _, counted_mutable = asyncio.run(loads(immutable=False))

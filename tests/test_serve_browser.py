@@ -142,7 +142,8 @@ def test_serving_runs_table_shows_units_source_and_line(page, server):
 
 
 def test_max_concurrency_facet_counts(page, server):
-    page.goto(server["base"] + "/seeds/serving_runs")
+    # Five values a facet by default: every one asked for.
+    page.goto(server["base"] + "/seeds/serving_runs?_facet_size=max")
     facet = page.locator(".facet-info[data-column=max_concurrency]")
     counts = {}
     for item in facet.locator("li").all():
@@ -155,7 +156,7 @@ def test_max_concurrency_facet_counts(page, server):
     facet.locator("a", has_text=re.compile(r"^16$")).click()
     page.wait_for_load_state()
     assert "6 rows where max_concurrency = 16" in page.locator("h3").first.inner_text()
-    for facet_column in ("engine", "model", "section", "label", "source_id"):
+    for facet_column in ("engine", "model", "max_concurrency", "source_id"):
         assert page.locator(f".facet-info[data-column={facet_column}]").count() == 1
     page.screenshot(path=str(server["tmp"] / "facet.png"), full_page=False)
 
@@ -205,8 +206,8 @@ def test_configurations_with_their_groups(page, server):
     chart = page.locator("svg.marks, canvas.marks").first
     chart.wait_for(state="visible", timeout=20_000)
     page.screenshot(path=str(server["tmp"] / "configurations.png"), full_page=True)
-    # serving_runs: the group is a facet, and a run's group shows its title
-    page.goto(server["base"] + "/seeds/serving_runs")
+    # serving_runs: the group is a facet (one click away), and a run's group shows its title
+    page.goto(server["base"] + "/seeds/serving_runs?_facet=group_id")
     facet = page.locator(".facet-info[data-column=group_id]").inner_text()
     assert "llama-2-7b · Strix Halo · sharegpt" in facet
 
@@ -230,3 +231,31 @@ def test_served_read_only(server):
         assert error.code == 400
     assert hashlib.sha256(server["db"].read_bytes()).hexdigest() == server["sha256"]
     assert not Path(str(server["db"]) + "-wal").exists()
+
+
+@pytest.mark.parametrize("table, metric", [("serving_runs", "output_throughput"),
+                                           ("llama_bench_results", "avg_ts")])
+def test_a_result_table_opens_on_its_results(browser, server, table, metric):
+    """At 1280x800 the first screen of a result table shows what it is for: the row's label
+    and its key results lead, where it was read (source, lines, the raw block) comes last.
+    BENCHVAULT_SCREENSHOTS=docs/screenshots keeps the screenshots there."""
+    page = browser.new_page()
+    page.set_viewport_size({"width": 1280, "height": 800})
+    try:
+        page.goto(server["base"] + f"/seeds/{table}")
+        headers = [h.get_attribute("data-column") for h in
+                   page.locator("table.rows-and-columns thead th").all()]
+        assert metric in headers[:12], headers[:12]
+        assert headers.index("label") < headers.index(metric)
+        for provenance in ("source_id", "line_start", "raw_text"):
+            assert headers.index(provenance) > len(headers) - 6, (provenance, headers[-6:])
+        box = page.locator(f"th.col-{metric}").bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 1280    # on the first screen
+        first = page.locator(f"table.rows-and-columns tbody tr td.col-{metric}").first
+        cell = first.bounding_box()
+        assert cell is not None and cell["y"] + 20 <= 800, cell      # the first row's result
+        out = Path(os.environ.get("BENCHVAULT_SCREENSHOTS", server["tmp"]))
+        out.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(out / f"{table}.png"), full_page=False)
+    finally:
+        page.close()

@@ -17,9 +17,12 @@ class LlamaBenchResult(Provenance):
     __description__ = ("One row per llama.cpp llama-bench test (a markdown table row, or a record "
                        "of its -o json / jsonl / csv / sql output).")
 
-    __facets__ = ("model_type", "backends", "test", "build_commit", "n_gpu_layers",
-                  "flash_attn")
+    __facets__ = ("model_type", "backends", "test", "source_id")
+    __foreign_keys__ = (("source_id", "sources", "id"),)
 
+    __leading__ = ("label", "model_type", "model_size", "model_n_params", "backends",
+                   "n_gpu_layers", "n_threads", "test", "avg_ts", "stddev_ts", "gpu_info",
+                   "cpu_info", "build_commit", "build_number")
     id: int | None = None
     format: str | None = col("Parser that read it: llama_bench (markdown table) or "
                              "llama_bench_output (json / jsonl / csv / sql).", facet=True)

@@ -59,6 +59,10 @@ class Row(BaseModel):
     # The facets Datasette opens the table with (empty: every column marked facet=True);
     # the others stay one click away.
     __facets__: ClassVar[tuple[str, ...]] = ()
+    # The columns a reader compares first: the table stores them first, after its id (what
+    # the row is and how it was run, then its key results); where it was read comes last
+    # (schemas.tables.stored_order).
+    __leading__: ClassVar[tuple[str, ...]] = ()
 
 
 class Provenance(Row):
@@ -221,7 +225,13 @@ ServingRun.__doc__ = "One serving benchmark result block with its context."
 ServingRun.__table__ = "serving_runs"
 ServingRun.__description__ = ("One row per serving benchmark result block (vLLM "
                               "benchmark_serving.py / vllm bench serve, SGLang bench_serving).")
-ServingRun.__facets__ = ("engine", "model", "max_concurrency", "group_id", "section", "label")
+ServingRun.__facets__ = ("engine", "model", "max_concurrency", "source_id")
+ServingRun.__leading__ = ("label", "engine", "model", "max_concurrency", "request_rate",
+                          "output_throughput", "request_throughput", "total_token_throughput",
+                          "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms",
+                          "median_tpot_ms", "p99_tpot_ms", "mean_itl_ms", "mean_e2el_ms",
+                          "duration", "completed", "failed", "launch_id", "config_id",
+                          "group_id")
 ServingRun.__foreign_keys__ = (("source_id", "sources", "id"),
                               ("launch_id", "server_launches", "id"),
                               ("config_id", "configurations", "id"),

@@ -19,6 +19,11 @@ class ServerLaunch(Provenance):
                        "the version, KV-cache capacity and how long it took to load.")
     __foreign_keys__ = (("source_id", "sources", "id"),)
 
+    __leading__ = ("label", "engine", "version", "model", "tensor_parallel_size",
+                   "pipeline_parallel_size", "data_parallel_size", "max_model_len",
+                   "max_num_seqs", "kv_cache_tokens", "max_concurrency_x", "quantization",
+                   "dtype", "kv_cache_dtype", "speculative_model", "num_speculative_tokens",
+                   "gpu_memory_utilization", "load_seconds", "started_at")
     id: int | None = None
     engine: str | None = col("Serving engine: vllm, sglang or llama.cpp.", facet=True)
     version: str | None = col("Engine version the log printed (`vLLM API server version ...`).",
@@ -101,6 +106,10 @@ class SpecDecodeMetric(Provenance):
     __foreign_keys__ = (("source_id", "sources", "id"), ("launch_id", "server_launches", "id"),
                         ("run_id", "serving_runs", "id"))
 
+    __leading__ = ("label", "logged_at", "kind", "draft_acceptance_rate",
+                   "mean_acceptance_length", "accepted_tokens", "draft_tokens",
+                   "num_speculative_tokens", "accepted_throughput", "draft_throughput",
+                   "launch_id", "run_id")
     id: int | None = None
     launch_id: int | None = col("Server launch the line was logged by (server_launches.id).")
     run_id: int | None = col("Serving run the line reports on: the result block after it in the "
@@ -140,6 +149,10 @@ class EngineStat(Provenance):
                        "and prefix-cache hit rate at one moment.")
     __foreign_keys__ = (("source_id", "sources", "id"), ("launch_id", "server_launches", "id"))
 
+    __leading__ = ("label", "logged_at", "engine_index", "running", "waiting",
+                   "gpu_kv_cache_usage_pct", "generation_throughput", "prompt_throughput",
+                   "prefix_cache_hit_rate_pct", "swapped", "cpu_kv_cache_usage_pct",
+                   "launch_id")
     id: int | None = None
     launch_id: int | None = col("Server launch that logged the line (server_launches.id).")
     logged_at: str | None = col("Log timestamp (`MM-DD HH:MM:SS` when the log printed no year).")

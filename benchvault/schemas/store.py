@@ -19,7 +19,7 @@ from ..errors import bad_database
 from .experiments import CONFIG_METRICS
 from . import models
 from .models import Row, json_safe
-from .tables import model_for, row_models  # noqa: F401  (the store's tables, for its callers)
+from .tables import model_for, row_models, stored_order  # noqa: F401  (also for callers)
 from .views import ensure_views
 
 
@@ -91,7 +91,9 @@ def _sqlite_type(annotation: Any) -> type:
 
 
 def columns(model: type[Row]) -> dict[str, type]:
-    return {name: _sqlite_type(f.annotation) for name, f in model.model_fields.items()}
+    """The model's columns and their SQLite types, in the order its table stores them."""
+    fields = model.model_fields
+    return {name: _sqlite_type(fields[name].annotation) for name in stored_order(model)}
 
 
 PAGE_SIZE = 16384
@@ -146,18 +148,51 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
                                f"{version}, this one knows up to {SCHEMA_VERSION}); upgrade "
                                "benchvault or use another --db")
         _ensure_tables(db)
+        reorder = 0 < version < ORDERED_SINCE
         if version < SCHEMA_VERSION:
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
         raise
+    if reorder:
+        _store_in_order(db)
     for table, columns, unique in INDEXES:
         if db[table].exists():
             name = f"idx_{table}_{'_'.join(columns)}"
             db.execute(f"CREATE {'UNIQUE ' if unique else ''}INDEX IF NOT EXISTS {name} "
                        f"ON {table}({', '.join(columns)})")
     ensure_views(db)        # views need the tables above
+
+
+# The schema version from which tables store their columns in stored_order.
+ORDERED_SINCE = 2
+
+
+def _store_in_order(db: sqlite_utils.Database) -> None:
+    """A warehouse made before tables stored their columns in stored_order: each table
+    rewritten so (sqlite-utils' transform: rows, keys and indexes kept), its views made
+    again after (ensure_views)."""
+    db.execute("PRAGMA foreign_keys=OFF")
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for (view,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'view'").fetchall():
+            db.execute(f"DROP VIEW IF EXISTS [{view}]")
+        for model in row_models():
+            table = db[model.__table__]
+            if not table.exists():
+                continue
+            present = [c.name for c in table.columns]
+            wanted = [c for c in stored_order(model) if c in present] + \
+                [c for c in present if c not in model.model_fields]
+            if present != wanted:
+                table.transform(column_order=wanted)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    finally:
+        db.execute("PRAGMA foreign_keys=ON")
 
 
 def _file_of(db: sqlite_utils.Database) -> str:

@@ -44,6 +44,22 @@ def _parents_first(models: tuple[type[Row], ...]) -> tuple[type[Row], ...]:
     return tuple(ordered)
 
 
+# Where a row was read, last in its table: the file, its lines, the text itself.  (A
+# configuration's and a group's key, JSON, too: their title says the same.)
+TRAILING = ("section", "tags", "format", "key", "source_id", "line_start", "line_end",
+            "raw_text")
+
+
+def stored_order(model: type[Row]) -> list[str]:
+    """The model's columns in the order its table stores them: the id, the columns a reader
+    compares first (``__leading__``), the rest in the model's order, where it was read last.
+    Datasette and a CSV export show them so."""
+    names = list(model.model_fields)
+    lead = [n for n in ("id", *model.__leading__) if n in names]
+    tail = [n for n in TRAILING if n in names and n not in lead]
+    return lead + [n for n in names if n not in lead and n not in tail] + tail
+
+
 @lru_cache(maxsize=None)
 def model_for(table: str) -> type[Row]:
     return next(m for m in _row_models() if m.__table__ == table)
