@@ -201,6 +201,9 @@ def _build_line(hit) -> Iterator[Parsed | IngestWarning]:
         yield parsed
     elif parsed is not None:
         _stamp(parsed, hit.line, hit.line, hit.text)
+        # What the line could not say (a garbled value, stored as null) with the line's text.
+        yield from (IngestWarning(line, f"{name}: {reason}", name, hit.text)
+                    for line, reason in parsed.warnings)
         yield parsed
 
 
