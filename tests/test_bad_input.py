@@ -27,21 +27,39 @@ def line_of(text: str, needle: str) -> int:
     return text[: text.index(needle)].count("\n") + 1
 
 
-def test_truncated_block_is_a_warning_and_the_rest_still_lands(tmp_path):
+def test_block_cut_short_keeps_what_it_printed(tmp_path):
     cut = ONE_BLOCK[: ONE_BLOCK.index("Mean TPOT")]
     note = tmp_path / "cut.md"
-    text = "# run a\n```\n" + cut + "```\n\n# run b\n```\n" + ONE_BLOCK + "```\n"
+    other = ONE_BLOCK.replace("63.81", "65.12").replace("564.63", "464.63") \
+        .replace("363.05", "263.05").replace("2301.28", "2201.28")
+    text = "# run a\n```\n" + cut + "```\n\n# run b\n```\n" + other + "```\n"
     note.write_text(text)
+    db = tmp_path / "w.db"
+    (result,) = ingest_into(db, note)
+    assert result.runs == 2
+    (warning,) = result.warnings
+    assert warning.line == 3 + cut.count("\n")
+    assert "is cut short here" in warning.reason and "marked incomplete" in warning.reason
+    (unparsed,) = rows(db, "SELECT line, reason, raw_text FROM unparsed_blocks")
+    assert unparsed["raw_text"].startswith("============ Serving Benchmark Result")
+    assert "Median TTFT (ms):" in unparsed["raw_text"]
+    a, b = rows(db, "SELECT label, duration, mean_ttft_ms, mean_tpot_ms, extra "
+                    "FROM serving_runs ORDER BY label")
+    assert (a["label"], a["duration"], a["mean_ttft_ms"]) == ("run a", 63.81, 564.63)
+    assert a["mean_tpot_ms"] is None and '"incomplete": true' in a["extra"]
+    assert (b["label"], b["duration"], b["mean_ttft_ms"]) == ("run b", 65.12, 464.63)
+    assert b["mean_tpot_ms"] is not None and "incomplete" not in (b["extra"] or "")
+
+
+def test_block_with_only_its_title_is_a_warning(tmp_path):
+    title = ONE_BLOCK.splitlines()[0]
+    note = tmp_path / "cut.md"
+    note.write_text("# run a\n```\n" + title + "\n```\n\n# run b\n```\n" + ONE_BLOCK + "```\n")
     db = tmp_path / "w.db"
     (result,) = ingest_into(db, note)
     assert result.runs == 1
     (warning,) = result.warnings
-    assert warning.line == 3
-    assert "never ends" in warning.reason
-    (unparsed,) = rows(db, "SELECT line, reason, raw_text FROM unparsed_blocks")
-    assert unparsed["line"] == 3
-    assert unparsed["raw_text"].startswith("============ Serving Benchmark Result")
-    assert "Median TTFT (ms):" in unparsed["raw_text"]
+    assert warning.line == 3 and "never ends" in warning.reason
     (run,) = rows(db, "SELECT duration, label FROM serving_runs")
     assert run == {"duration": 63.81, "label": "run b"}
 
@@ -344,3 +362,13 @@ def test_ingest_s_summary_keeps_every_file_name_whole_at_80_columns(tmp_path):
         for path in shown if shown[0].is_file() else sorted(deep.iterdir()):
             assert path.name in out, (path.name, out)
         assert "…" not in out.replace("…/", "")          # no name cut short
+
+
+def test_a_run_cut_short_once_and_printed_whole_once_is_whole(tmp_path):
+    cut = ONE_BLOCK[: ONE_BLOCK.index("Mean TPOT")]
+    note = tmp_path / "twice.md"
+    note.write_text("# a\n```\n" + cut + "```\n\n# b\n```\n" + ONE_BLOCK + "```\n")
+    db = tmp_path / "w.db"
+    ingest_into(db, note)
+    (run,) = rows(db, "SELECT label, mean_ttft_ms, mean_tpot_ms, extra FROM serving_runs")
+    assert run == {"label": "a", "mean_ttft_ms": 564.63, "mean_tpot_ms": 36.1, "extra": None}

@@ -25,7 +25,7 @@ import pickle
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..schemas.models import json_safe
+from ..schemas.models import INCOMPLETE, json_safe
 
 # Columns that say where a row was read, not what it is.
 PROVENANCE = ("id", "source_id", "line_start", "line_end", "raw_text")
@@ -274,7 +274,8 @@ def merge(identity: Identity, saids: Sequence[Said], numeric: set[str]) -> dict[
     """One row's content from its sightings (in the order they were seen).
 
     Numbers come from the sighting that printed them most precisely (the first on a tie);
-    dicts (tags, extra, namespace) are unioned, earlier sightings winning a key; every other
+    dicts (tags, extra, namespace) are unioned, earlier sightings winning a key (a run is
+    incomplete only when every sighting was cut short); every other
     value is the first sighting's that has one, `unknown` engines counting as none.
     """
     merged: dict[str, Any] = {}
@@ -292,6 +293,10 @@ def merge(identity: Identity, saids: Sequence[Said], numeric: set[str]) -> dict[
             union: dict[str, Any] = {}
             for value in reversed(values):
                 union.update(value)
+            if INCOMPLETE in union and any(not (s.values.get(column) or {}).get(INCOMPLETE)
+                                           for s in saids):
+                del union[INCOMPLETE]           # another sighting printed the whole run
+                union = union or None
             merged[column] = union
         elif column == "format":
             merged[column] = saids[primary_index(saids)].values.get(column) or values[0]

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from ..parsers.base import Block, BlockParseError, Context, Facts, FileFormat, Parsed, Problem
 from ..reading.lines import ReadReport
 from ..schemas import store
-from ..schemas.models import fields_of
+from ..schemas.models import INCOMPLETE, fields_of
 from .outcome import IngestWarning
 from .read import head_of, pieces, whole_format
 
@@ -172,7 +172,9 @@ def _build_block(block: Block, text: str | None = None) -> Iterator[Parsed | Ing
 
 
 def _build_unclosed(item) -> Iterator[Parsed | IngestWarning]:
-    """Read as complete with a warning if the grammar takes it; else the truncation warning."""
+    """A block without its closing rule, read if the grammar takes it, with a warning: as
+    complete when only the rule is missing, as what it printed when it was cut short (its
+    rows marked ``extra.incomplete``); else the truncation warning."""
     block = item.block
     name = block.format.name
     lines = block.lines[:-1]            # without the closing rule put back for the grammar
@@ -181,8 +183,16 @@ def _build_unclosed(item) -> Iterator[Parsed | IngestWarning]:
         yield IngestWarning(block.line_start, f"{name}: block starts here but never ends "
                             f"(cut off at line {block.line_end}?)", name, "\n".join(lines))
         return
-    yield IngestWarning(item.cut_at, f"{name}: the block of lines {block.line_start}-"
-                        f"{block.line_end} has no closing rule here: read as complete", name)
+    if item.cut_short:
+        yield IngestWarning(item.cut_at, f"{name}: the block of lines {block.line_start}-"
+                            f"{block.line_end} is cut short here: the values it printed are "
+                            f"kept, marked incomplete", name, "\n".join(lines))
+        for parsed in built:
+            if isinstance(parsed, Parsed) and "extra" in fields_of(type(parsed.row)):
+                store.assign(parsed.row, extra={**(parsed.row.extra or {}), INCOMPLETE: True})
+    else:
+        yield IngestWarning(item.cut_at, f"{name}: the block of lines {block.line_start}-"
+                            f"{block.line_end} has no closing rule here: read as complete", name)
     yield from built
 
 

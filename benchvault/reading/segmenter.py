@@ -77,11 +77,13 @@ class WrapCut:
 
 @dataclass
 class Unclosed:
-    """A block that lost only its closing rule: ``block`` holds its lines up to its last body
-    line (``closing`` added last), to be read with a warning."""
+    """A block that lost its closing rule: ``block`` holds its lines up to its last body line
+    (``closing`` added last), to be read with a warning.  ``cut_short``: the paste ended (or
+    something else began) before the block printed everything; what it printed is kept."""
 
     block: Block
     cut_at: int        # the line where the rule was missing
+    cut_short: bool = False
 
 
 @dataclass
@@ -118,6 +120,23 @@ def _unclosed(block: Block) -> "Unclosed | None":
     return Unclosed(Block(fmt, [*lines, fmt.closing], block.line_start,
                           block.line_start + body - 1, True, block.context),
                     block.line_start + body)
+
+
+def _cut_short(block: Block) -> "Unclosed | None":
+    """``block`` as one cut short after some of its body lines (a message cut at a size
+    limit, a copy that missed its last lines): those lines, its closing rule added, to be read
+    for what they print.  None when not one value line follows its start."""
+    fmt = block.format
+    if fmt.body_line is None or fmt.closing is None:
+        return None
+    body = 1
+    while body < len(block.lines) and fmt.body_line.match(block.lines[body]):
+        body += 1
+    if body < 2 or not any(":" in line for line in block.lines[1:body]):
+        return None
+    return Unclosed(Block(fmt, [*block.lines[:body], fmt.closing], block.line_start,
+                          block.line_start + body - 1, True, block.context),
+                    block.line_start + body, cut_short=True)
 
 
 def _opens_repr(text: str) -> bool:
@@ -591,8 +610,8 @@ class Segmenter:
                     yield block
                     self._consume(fmt)
                 elif cut:
-                    yield _unclosed(block) or Truncated(fmt, block.lines, block.line_start,
-                                                        block.line_end)
+                    yield _unclosed(block) or _cut_short(block) or \
+                        Truncated(fmt, block.lines, block.line_start, block.line_end)
                 else:
                     block.lines.append(text)
                     block.line_end = end
@@ -645,5 +664,5 @@ class Segmenter:
                 block.complete = True
                 yield block
             else:
-                yield _unclosed(block) or Truncated(block.format, block.lines,
-                                                    block.line_start, block.line_end)
+                yield _unclosed(block) or _cut_short(block) or \
+                    Truncated(block.format, block.lines, block.line_start, block.line_end)

@@ -99,6 +99,10 @@ class Source(Row):
     warnings: int | None = col("Warnings raised while reading the file.", "warnings")
 
 
+# The key of ``extra`` that marks a row read from a block cut short: it holds what the block
+# printed, the rest of its values unknown.
+INCOMPLETE = "incomplete"
+
 LATENCY_METRICS = ("ttft", "tpot", "itl", "e2el")
 LATENCY_NAMES = {
     "ttft": "time to first token",
