@@ -9,8 +9,7 @@ Statistics``, ``Request Latency Statistics``, ``Server Throughput Statistics``..
 Every table has one row per benchmark of the sweep, in the same order, so row *i* of each
 table describes benchmark *i*: one ``serving_runs`` row per benchmark with the same columns the
 same run's ``benchmarks.json`` gives (:mod:`.guidellm_report`), and one ``latency_stats`` row
-per printed latency statistic (request latency is printed in seconds, stored as ``e2el`` in ms;
-0.2.0 labelled it ``(ms)`` while printing seconds).  Example (0.3)::
+per printed latency statistic.  Example (0.3)::
 
     Benchmarks Stats:
     ================================================================================
@@ -22,12 +21,34 @@ per printed latency statistic (request latency is printed in seconds, stored as 
 gives ``request_throughput=1.55, concurrency=1.0, output_throughput=198.1,
 total_token_throughput=992.7, mean_e2el_ms=640.0, max_concurrency=1`` and e2el mean, median and
 p99 rows.  A column no field knows lands in ``extra`` as ``<table>: <group> / <name> / <unit>``.
+
+What varies between versions, and how it is read:
+
+* Units come from the headers (``Sec``, ``ms``, ``(sec)``, ``(ms)``); latencies are stored in ms.
+  GuideLLM 0.2 labelled request latency ``Req Latency (ms)`` while printing seconds (0.3 says
+  ``(sec)``), so request latency in ``Benchmarks Stats`` is always seconds.
+* A cell ``mean ± std`` (``0.4 ± 0.004``) gives the column its mean and keeps the std: a latency's
+  as its ``std`` statistic (``std_<metric>_ms``), any other column's in ``extra`` (``... / Std``).
+* ``--`` is a missing value.  A cell that reads as nothing expected (``67!.0``) is left empty with
+  a warning naming its line and text: one unreadable cell costs that cell, one unreadable table
+  that table, never the other benchmarks.
+* Header spans (``Mean ||||``: a name, then a zero-width cell per further column) fill every
+  column they cover, so 0.6's merged ``Mean`` and its Concurrency-first order read by name, as
+  do 0.5.2's ``Server Throughput Statistics (All Requests)`` and 0.7's TTFOT column (a
+  ``ttfot`` statistic: serving_runs has no column for it).  A cell wider than its column is
+  printed without padding (``| 1024.0| 1024.0|``): cells are what lies between the pipes.
+* A table pasted indented (a list, an admonition) is read as if it were not; a table a terminal
+  hard-wrapped at its width is put back together line by line (see :func:`unwrap`).
+* A report printed twice in one paste is two sightings of the same runs (a table title seen
+  again starts the second printing), which the warehouse recognises as one run seen twice.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from lark import Lark, Token, v_args
 
@@ -43,21 +64,41 @@ TITLES = (r"Benchmarks (?:Metadata|Info|Stats):?|Run Summary Info"
           r"|(?:Text|Image|Video|Audio|Tool Call) Metrics Statistics(?: \(Completed Requests\))?"
           r"|Request (?:Token|Latency) Statistics(?: \(Completed Requests\))?"
           r"|Server Throughput Statistics(?: \(All Requests\))?")
-# The icon the 0.4+ console prints before a title (ℹ), possibly mangled by a terminal.
-START = re.compile(r"^\s*(?:[^\s|]{1,3}\s+)?(?:" + TITLES + r")\s*$")
+# The icon the 0.4+ console prints before a title (ℹ), possibly mangled by a terminal, after a
+# list marker when the report was pasted as a list item.
+START = re.compile(r"^\s*(?:[-*+]\s+)?(?:[^\s|]{1,3}\s+)?(?:" + TITLES + r")\s*$")
 TABLE_LINE = re.compile(r"^\s*(?:\||=|-{3})|\|")
 METADATA_LINE = re.compile(r"^[ \t]{2,}\S")
+# The last scrap of a table line a terminal wrapped, alone on its line (`99`, `||`, `==`).
+SCRAP_LINE = re.compile(r"^\s*[-=]+\s*$|^\s*[\w.±]{1,8}\s*\|*\s*$")
+# A line that starts a section of the report (what the grammar's titles read).
+SECTION_TITLE = re.compile(
+    r"^\s*(?:[-*+]\s+)?(?:[^\s|]{1,3}\s+)?(?:Benchmarks (?:Metadata|Info|Stats):?|Run Summary Info"
+    r"|[A-Z][A-Za-z ]*? Statistics(?: \([A-Za-z ]+\))?)\s*$")
+# A piece of a top/bottom rule (`====`, `|===|===|`) and of a header separator (`---|---`).
+RULE_PIECE = re.compile(r"^[|=]*=[|=]*$|^\|$")
+SEPARATOR_PIECE = re.compile(r"^[|-]*-[|-]*$")
+# The last scrap of a wrapped table line: the end of its last cell (`99`, `p99`) or of its
+# edge (`|`, `||`), of a rule or separator (`==`, `--`).
+TAIL_PIECE = re.compile(r"^[^\s|]{0,16}\s*\|*$")
+RULE_TAIL = re.compile(r"^[|=\-]+$")
 
-# Printed latency group → (latency_stats metric, factor to ms)
+# Printed latency group → (latency_stats metric, factor to ms when the header names no unit)
 LATENCY_GROUPS = (
-    (re.compile(r"^req(?:uest)? latency", re.I), "e2el", 1000.0),
+    (re.compile(r"^req(?:uest)?\s*latency", re.I), "e2el", 1000.0),
     (re.compile(r"^ttfot\b", re.I), "ttfot", 1.0),
     (re.compile(r"^ttft\b", re.I), "ttft", 1.0),
     (re.compile(r"^itl\b", re.I), "itl", 1.0),
     (re.compile(r"^tpot\b", re.I), "tpot", 1.0),
 )
-STAT_WORDS = {"mean": "mean", "mdn": "median", "median": "median", "std": "std", "min": "min",
-              "max": "max"}
+# A unit as a header prints it: a row of its own (`Sec`, `ms`) or in brackets (`TTFT (ms)`).
+UNIT_FACTORS = {"sec": 1000.0, "secs": 1000.0, "s": 1000.0, "seconds": 1000.0,
+                "ms": 1.0, "msec": 1.0, "us": 0.001, "µs": 0.001}
+UNIT_IN_BRACKETS = re.compile(r"\(([^()]*)\)")
+STAT_WORDS = {"mean": "mean", "avg": "mean", "average": "mean", "mdn": "median",
+              "median": "median", "std": "std", "stdev": "std", "stddev": "std",
+              "std dev": "std", "min": "min", "max": "max"}
+MEAN_STD_HEADER = re.compile(r"^(?:mean|avg)\s*(?:±|Â±|\+/?-)\s*std(?:\s*dev)?$", re.I)
 # (group, name[, unit]) of a column, lower case, → column of serving_runs
 COLUMNS = {
     ("metadata", "duration (s)"): "duration",                        # 0.2 - 0.3 Info
@@ -80,14 +121,37 @@ COLUMNS = {
 }
 # Said the same way as benchmarks.json's reader says them (guidellm_report.bench_to_parsed).
 EXTRA_NAMES = {("requests made", "inc"): "incomplete"}
-STRATEGY_COLUMNS = {("metadata", "benchmark"), ("benchmark", "strategy")}
-STRATEGY_RE = re.compile(r"^(?P<kind>[a-z_]+)(?:@(?P<value>[\d.]+))?$")
+STRATEGY_COLUMNS = {("metadata", "benchmark"), ("benchmark", "strategy"), ("strategy",),
+                    ("benchmark",)}
+STRATEGY_RE = re.compile(r"^(?P<kind>[a-z_]+)(?:@(?P<value>\d+(?:\.\d+)?))?$")
 WORKER_MODEL_RE = re.compile(r"backend_model='([^']*)'")
 WORKER_TARGET_RE = re.compile(r"backend_target='([^']*)'")
 WORKER_TYPE_RE = re.compile(r"backend_type='([^']*)'")
 VALIDATED_MODEL_RE = re.compile(r"backend validated with model\s+(\S+)", re.I)
-NO_VALUE = {"", "--", "N/A", "None", "nan"}
+NO_VALUE = {"", "-", "--", "---", "—", "n/a", "none", "nan", "null"}
+_NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+NUMBER_CELL = re.compile(r"^(?P<mean>" + _NUMBER + r")(?:\s*(?:±|Â±|\+/-|\+-)\s*"
+                         r"(?P<std>" + _NUMBER + r"))?$")
+# Text a cell may hold besides numbers: a start/end time, a date, a word.
+TEXT_CELL = re.compile(r"^(?:\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?|\d{4}-\d{2}-\d{2}[T ]?[\d:.]*"
+                       r"|[^\d]+)$")
 SERVING_FIELDS = fields_of(ServingRun)
+
+
+def _norm(key: tuple[str, ...]) -> tuple[str, ...]:
+    """A header key as looked up: lower case, blanks ignored (a wrap may lose or add one), a
+    `Mean ± Std` stat read as mean (its cells carry both)."""
+    return tuple("mean" if MEAN_STD_HEADER.match(k.strip()) else re.sub(r"\s+", "", k.lower())
+                 for k in key)
+
+
+COLUMNS_BY_KEY = {_norm(k): v for k, v in COLUMNS.items()}
+EXTRA_BY_KEY = {_norm(k): v for k, v in EXTRA_NAMES.items()}
+STRATEGY_KEYS = {_norm(k) for k in STRATEGY_COLUMNS}
+
+
+class CellError(ValueError):
+    """A cell that does not read as what its column holds."""
 
 
 @v_args(inline=True)
@@ -131,6 +195,9 @@ class ReportToSections(ColumnTransformer):
 
     def row(self, *tokens: Token):
         # Between two pipes: a CELL, or nothing at all (a header span's zero-width cell).
+        if len(tokens) > 2 and tokens[0].type == "CELL" and not tokens[0].strip() \
+                and tokens[1].type == "PIPE" and tokens[-1].type == "PIPE":
+            tokens = tokens[1:]               # a 0.4+ row indented more than its table
         cells = [""]
         for tok in tokens:
             if tok.type == "PIPE":
@@ -153,7 +220,8 @@ class ReportToSections(ColumnTransformer):
 def title_of(text: str) -> str:
     """`ℹ Request Latency Statistics (Completed Requests)` → `Request Latency Statistics`."""
     match = re.search(TITLES, text)
-    title = match.group(0) if match else text.strip()
+    title = match.group(0) if match else re.sub(r"^\s*(?:[-*+]\s+)?(?:[^\s|]{1,3}\s+)?", "",
+                                                  text).strip()
     return re.sub(r"\s*\((?:Completed|All) Requests\)|:$", "", title)
 
 
@@ -176,33 +244,68 @@ def header_keys(header_rows: list[list[str]]) -> list[tuple[str, ...]]:
         for i in range(width):
             cell = cells[i] if i < len(cells) else ""
             if cell != "":
-                current = cell.strip()
+                current = " ".join(cell.split())
             labels[i].append(current)
     return [tuple(x for x in column if x) for column in labels]
 
 
-def _number(text: str) -> float | None:
-    text = text.strip()
-    if text in NO_VALUE:
+def read_cell(text: str) -> tuple[float, float | None, str, str | None] | None:
+    """(value, std, printed value, printed std) of a number cell, ``mean ± std`` too; None for
+    a missing value (`--`); CellError for anything else."""
+    stripped = " ".join(text.split())
+    if stripped.lower() in NO_VALUE:
         return None
-    return float(text)
+    match = NUMBER_CELL.match(stripped)
+    if match is None:
+        raise CellError(f"cannot read {stripped!r}")
+    mean, std = match.group("mean"), match.group("std")
+    value = float(mean.replace(",", ""))
+    spread = float(std.replace(",", "")) if std else None
+    if not math.isfinite(value) or spread is not None and not math.isfinite(spread):
+        raise CellError(f"cannot read {stripped!r}")
+    return value, spread, mean, std
 
 
-def _latency(key: tuple[str, ...]) -> tuple[str, float, str, float | None] | None:
-    """(metric, factor to ms, stat, percentile) of a latency column, else None."""
+def _unit_factor(key: tuple[str, ...]) -> float | None:
+    for part in key:
+        for word in UNIT_IN_BRACKETS.findall(part) or [part]:
+            factor = UNIT_FACTORS.get(word.strip().lower())
+            if factor is not None:
+                return factor
+    return None
+
+
+def _latency(key: tuple[str, ...], title: str = ""
+             ) -> tuple[str, float, str | None, float | None] | None:
+    """(metric, factor to ms, stat, percentile) of a latency column, else None.  The stat is
+    None when the header names none (a ``mean ± std`` cell then says mean)."""
     if not key:
         return None
-    for pattern, metric, factor in LATENCY_GROUPS:
+    for pattern, metric, default in LATENCY_GROUPS:
         if pattern.match(key[0]):
-            word = key[-1].lower()
+            factor = _unit_factor(key) or default
+            if metric == "e2el" and title == "Benchmarks Stats":
+                factor = 1000.0          # seconds, whatever 0.2's `(ms)` says
+            word = " ".join(key[-1].lower().split()) if len(key) > 1 else ""
             if word in STAT_WORDS:
                 return metric, factor, STAT_WORDS[word], None
+            if MEAN_STD_HEADER.match(word):
+                return metric, factor, "mean", None
             pct = re.fullmatch(r"p(\d+(?:\.\d+)?)", word)
             if pct:
                 value = float(pct.group(1))
                 name = "p" + (str(int(value)) if value == int(value) else str(value))
                 return metric, factor, name, value
+            return metric, factor, None, None
     return None
+
+
+def _std_name(key: tuple[str, ...]) -> tuple[str, ...]:
+    """The key a column's std is kept under: its stat word replaced by `Std`."""
+    last = " ".join(key[-1].lower().split()) if key else ""
+    if last in STAT_WORDS or MEAN_STD_HEADER.match(last):
+        return (*key[:-1], "Std")
+    return (*key, "Std")
 
 
 class Benchmark:
@@ -214,45 +317,74 @@ class Benchmark:
         self.tolerance: dict[str, float] = {}
         self.stats: dict[tuple[str, str], LatencyStat] = {}
         self.lines: list[int] = []
+        self.warnings: list[tuple[int, str]] = []
 
     def cell(self, title: str, key: tuple[str, ...], text: str) -> None:
-        lowered = tuple(k.lower() for k in key)
-        if lowered in STRATEGY_COLUMNS:
-            self.strategy(text.strip())
+        """Read one cell; a CellError leaves this benchmark's other cells as they are."""
+        lowered = _norm(key)
+        if lowered in STRATEGY_KEYS:
+            self.strategy(" ".join(text.split()))
             return
-        latency = _latency(key)
-        value = _number(text) if latency or lowered in COLUMNS else None
+        latency = _latency(key, title)
         if latency is not None:
-            metric, factor, stat, pct = latency
-            if value is None:
-                return
-            value_ms = round(value * factor, 9)       # 2.26 s is 2260 ms, not 2259.9999...
-            self.stats[(metric, stat)] = LatencyStat(metric=metric, stat=stat, percentile=pct,
-                                                     value_ms=value_ms)
-            column = f"{stat}_{metric}_ms"
-            if column in SERVING_FIELDS:
-                self.set(column, value_ms, text, factor)
+            self.latency(title, key, text, *latency)
             return
-        column = COLUMNS.get(lowered)
+        column = COLUMNS_BY_KEY.get(lowered)
         if column is not None:
-            if value is not None:
-                self.set(column, value, text)
+            number = read_cell(text)
+            if number is not None:
+                value, std, printed, printed_std = number
+                self.set(column, value, printed)
+                if std is not None:
+                    self.extra[f"{title}: {' / '.join(_std_name(key))}"] = std
             return
-        name = EXTRA_NAMES.get(lowered) or f"{title}: {' / '.join(key)}"
-        stripped = text.strip()
-        if stripped in NO_VALUE:
+        name = EXTRA_BY_KEY.get(lowered) or f"{title}: {' / '.join(key)}"
+        stripped = " ".join(text.split())
+        if stripped.lower() in NO_VALUE:
             return
         try:
-            number = float(stripped)
-            self.extra[name] = int(number) if name in EXTRA_NAMES.values() else number
-        except ValueError:
+            number = read_cell(stripped)
+        except CellError:
+            if not TEXT_CELL.match(stripped):
+                raise
             self.extra[name] = stripped            # a start/end time, a label
+            return
+        assert number is not None
+        value, std = number[0], number[1]
+        self.extra[name] = int(value) if name in EXTRA_NAMES.values() and value == int(value) \
+            else value
+        if std is not None:
+            self.extra[f"{title}: {' / '.join(_std_name(key))}"] = std
+
+    def latency(self, title: str, key: tuple[str, ...], text: str, metric: str, factor: float,
+                stat: str | None, pct: float | None) -> None:
+        number = read_cell(text)
+        if number is None:
+            return
+        value, std, printed, printed_std = number
+        if stat is None:
+            if std is None:                    # a bare number under no stat: kept by its name
+                self.extra[f"{title}: {' / '.join(key)}"] = value
+                return
+            stat = "mean"
+        self.stat(metric, stat, pct, value, printed, factor)
+        if std is not None:
+            self.stat(metric, "std", None, std, printed_std, factor)
+
+    def stat(self, metric: str, stat: str, pct: float | None, value: float, printed: str | None,
+             factor: float) -> None:
+        value_ms = round(value * factor, 9)       # 2.26 s is 2260 ms, not 2259.9999...
+        self.stats[(metric, stat)] = LatencyStat(metric=metric, stat=stat, percentile=pct,
+                                                 value_ms=value_ms)
+        column = f"{stat}_{metric}_ms"
+        if column in SERVING_FIELDS:
+            self.set(column, value_ms, printed or "", factor)
 
     def set(self, column: str, value: float, printed: str, factor: float = 1.0) -> None:
         annotation = SERVING_FIELDS[column].annotation
         if annotation in (int, int | None):
             if value != int(value):
-                raise ValueError(f"{column}: {printed.strip()!r} is not a whole number")
+                raise CellError(f"{printed.strip()!r} is not a whole number")
             value = int(value)
         self.values[column] = value
         unit = half_unit(printed)
@@ -261,8 +393,9 @@ class Benchmark:
 
     def strategy(self, text: str) -> None:
         match = STRATEGY_RE.match(text)
-        kind = match.group("kind") if match else text
-        self.extra.setdefault("strategy", kind)
+        kind = match.group("kind") if match else text.partition("@")[0].strip()
+        if kind:
+            self.extra.setdefault("strategy", kind)
         if kind == "synchronous":
             self.values["max_concurrency"] = 1
         if match and match.group("value"):
@@ -272,8 +405,27 @@ class Benchmark:
             else:
                 self.values["request_rate"] = float(number)
                 self.tolerance["request_rate"] = half_unit(number) or 0.0
-        self.extra.setdefault("label", f"{kind} {match.group('value')}"
-                              if match and match.group("value") else kind)
+        if kind:
+            self.extra.setdefault("label", f"{kind} {match.group('value')}"
+                                  if match and match.group("value") else kind)
+        if match is None and "@" in text:       # `constant@1!.5`: the kind without its value
+            raise CellError(f"cannot read the strategy {text!r}")
+
+
+@dataclass
+class Printing:
+    """One printing of the report: its metadata and a Benchmark per row of its tables."""
+
+    metadata: dict[str, str] = field(default_factory=dict)
+    benchmarks: list[Benchmark] = field(default_factory=list)
+    titles: set[str] = field(default_factory=set)
+    span: list[int] = field(default_factory=list)     # first and last line (of the block)
+
+    def holds(self, first: int, lines: list[str]) -> None:
+        """This printing goes on over ``lines``, the first at ``first`` in the block."""
+        last = first + max((i for i, ln in enumerate(lines) if ln.strip()), default=0)
+        self.span = [min(self.span[0], first), max(self.span[1], last)] if self.span \
+            else [first, last]
 
 
 def run_context(context: Context, metadata: dict[str, str]) -> dict[str, Any]:
@@ -305,67 +457,226 @@ def run_context(context: Context, metadata: dict[str, str]) -> dict[str, Any]:
     return found
 
 
-def build(block: Block) -> list[Parsed | Problem]:
-    sections = parse_report(block.text)
-    metadata: dict[str, str] = {}
-    benchmarks: list[Benchmark] = []
-    problems: list[Problem] = []
-    for section in sections:
-        if section[0] == "metadata":
-            metadata.update(section[1])
-            continue
-        _, title, title_line, parts = section
-        for header_rows, rows in parts:
-            keys = header_keys(header_rows)
-            if not keys or not any(k.lower() in ("benchmark", "metadata") for k in keys[0]):
-                problems.append(Problem(block.line_start + title_line - 1,
-                                        f"{title}: a table without a Benchmark column"))
-                continue
-            for index, (line, cells) in enumerate(rows):
-                if not "".join(cells).strip():
-                    continue
-                where = block.line_start + line - 1
-                if len(cells) != len(keys):
-                    problems.append(Problem(where, f"{title}: {len(cells)} cells where the "
-                                                   f"header has {len(keys)}", cells and
-                                            "|".join(cells)))
-                    continue
-                while len(benchmarks) <= index:
-                    benchmarks.append(Benchmark())
-                bench = benchmarks[index]
-                bench.lines.append(where)
-                for key, text in zip(keys, cells):
-                    try:
-                        bench.cell(title, key, text)
-                    except ValueError as exc:
-                        raise BlockParseError(f"{title}: {' / '.join(key)}: {exc}", line) \
-                            from None
-    if not benchmarks:
-        raise BlockParseError("GuideLLM report without a benchmark row")
-    context = run_context(block.context, metadata)
-    out: list[Parsed | Problem] = list(problems)
-    for bench in benchmarks:
-        extra = dict(bench.extra)
-        label = extra.pop("label", None)
-        for key in ("target", "run_id"):
-            if context.get(key):
-                extra[key] = context[key]
-        model = context.get("model")
-        row = ServingRun(
-            **bench.values, model=model, backend=context.get("backend"),
-            command=context.get("command"), extra=extra or None,
-            tags=block.context.tags or None, format=FORMAT.name,
-            section=block.context.section_text, label=label,
-            engine=infer_engine(block.context, model, None, None))
-        out.append(Parsed(row=row, children=list(bench.stats.values()),
-                          tolerance=bench.tolerance))
+def sections_of(lines: list[str]) -> list[tuple[int, list[str]]]:
+    """The block cut at each title line: (index of its first line, its lines)."""
+    out: list[tuple[int, list[str]]] = []
+    for index, line in enumerate(lines):
+        if SECTION_TITLE.match(line) or not out:
+            out.append((index, []))
+        out[-1][1].append(line)
     return out
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def dedent(lines: list[str]) -> list[str]:
+    """A section's lines with the indentation its table was pasted with taken off (a table in
+    a list item or an admonition); the title keeps its own."""
+    table = [ln for ln in lines[1:] if "|" in ln or RULE_PIECE.match(ln.strip())]
+    if not table:
+        return lines
+    cut = min(_indent(ln) for ln in table)
+    if cut == 0:
+        return lines
+    return lines[:1] + [ln[cut:] if ln[:cut].isspace() else ln.lstrip() for ln in lines[1:]]
+
+
+def unwrap(lines: list[str]) -> tuple[list[str], list[int]]:
+    """A section's table lines a terminal hard-wrapped at its width put back together, and
+    for each line the index of its first piece.
+
+    A wrapped table shows it in its top rule: a full-width piece of `=` and the rest of the rule
+    on the next lines.  Its first piece gives the terminal's width, all pieces the table's.
+    Every line of a table has as many `|` as its header separator (0.4+ an edge on each side,
+    0.2 - 0.3 none), so a line goes on until it has them all, and a 0.2 line then takes the
+    rest of its last cell (`99` of `p99`).  A piece narrower than the terminal lost the blanks
+    it ended with (they are put back); one of full width goes on exactly where it stopped,
+    even inside a number: within a table two values always have a `|` between them, so the
+    joint is not a guess.
+    """
+    index = next((i for i, ln in enumerate(lines) if RULE_PIECE.match(ln.strip())), None)
+    if index is None or index + 1 >= len(lines):
+        return lines, list(range(len(lines)))
+    first = lines[index].rstrip()
+    end = index + 1
+    while end < len(lines) and RULE_PIECE.match(lines[end].strip()) \
+            and len(lines[end].rstrip()) <= len(first):
+        end += 1
+    after = lines[end].rstrip() if end < len(lines) else ""
+    if end == index + 1 or len(after) > len(first):
+        return lines, list(range(len(lines)))
+    shape = Wrap(width=len(first), total=sum(len(ln.rstrip()) for ln in lines[index:end]),
+                 pipes=_separator_pipes(lines, end), edged=first.lstrip().startswith("|"))
+    out, origin = lines[:index], list(range(index))
+    i = index
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        if not stripped or ("|" not in line and not RULE_PIECE.match(stripped)
+                            and not SEPARATOR_PIECE.match(stripped)):
+            out.append(line)                  # prose between the tables
+            origin.append(i)
+            i += 1
+            continue
+        joined, start = line.rstrip(), i
+        i += 1
+        while i < len(lines) and lines[i].strip() and not SECTION_TITLE.match(lines[i]) \
+                and shape.goes_on(joined, lines[i].rstrip(), i - start):
+            joined = joined.ljust(shape.width * (i - start)) + lines[i].rstrip()
+            i += 1
+        out.append(joined)
+        origin.append(start)
+    return out, origin
+
+
+def _separator_pipes(lines: list[str], start: int) -> int | None:
+    """How many `|` the table's header separator (`---|---`, maybe in pieces) holds."""
+    for i in range(start, len(lines)):
+        if SEPARATOR_PIECE.match(lines[i].strip()):
+            j = i + 1
+            while j < len(lines) and re.fullmatch(r"[|-]+", lines[j].strip()):
+                j += 1
+            return sum(ln.count("|") for ln in lines[i:j])
+    return None
+
+
+@dataclass(frozen=True)
+class Wrap:
+    """A table a terminal wrapped: its width, the table's, the `|` a line of it holds."""
+
+    width: int
+    total: int
+    pipes: int | None
+    edged: bool
+
+    def goes_on(self, joined: str, piece: str, pieces: int) -> bool:
+        """Is ``piece`` more of the table line ``joined`` (``pieces`` long so far)?"""
+        slack = max(4, self.total // 25)      # a table typed by hand, a cell too wide
+        if len(joined) >= self.total + slack:
+            return False
+        have = joined.count("|")
+        if self.pipes is None or not have:     # a 0.2 `====` rule: by its width
+            tail = RULE_TAIL if RULE_TAIL.match(joined.strip()) else TAIL_PIECE
+            return len(joined) < self.total - slack or (
+                self.width * pieces + len(piece) <= self.total + slack
+                and tail.match(piece.strip()) is not None)
+        if have < self.pipes:
+            return True
+        # All its `|`: a 0.4+ line is whole; a 0.2 one may lack the rest of its last cell.
+        return not self.edged and self.width * pieces + len(piece) <= self.total + slack \
+            and TAIL_PIECE.match(piece.strip()) is not None and "|" not in piece \
+            and not piece.strip().startswith("=")
+
+
+def build(block: Block) -> list[Parsed | Problem]:
+    printings: list[Printing] = [Printing()]
+    problems: list[Problem] = []
+    for first, raw in sections_of(block.lines):
+        lines, origin = unwrap(dedent(raw))
+        where = _file_lines(block.line_start + first, origin)
+        try:
+            sections = parse_report("\n".join(lines))
+        except BlockParseError as exc:
+            problems.append(Problem(where(exc.line), exc.reason, "\n".join(raw)))
+            continue
+        for section in sections:
+            printing = printings[-1]
+            if section[0] == "metadata":
+                if printing.titles:           # the report printed again
+                    printings.append(printing := Printing())
+                printing.metadata.update(section[1])
+                printing.holds(first, raw)
+                continue
+            _, title, _, parts = section
+            if title in printing.titles:
+                printings.append(printing := Printing(metadata=dict(printing.metadata)))
+            printing.titles.add(title)
+            printing.holds(first, raw)
+            for header_rows, rows in parts:
+                read_table(printing, title, header_rows, rows, where, problems)
+    if not any(p.benchmarks for p in printings):
+        if problems:
+            raise BlockParseError(problems[0].reason, problems[0].line - block.line_start + 1)
+        raise BlockParseError("GuideLLM report without a benchmark row")
+    out: list[Parsed | Problem] = list(problems)
+    printed = [p for p in printings if p.benchmarks]
+    for printing in printed:
+        context = run_context(block.context, printing.metadata)
+        # Printed twice: each printing is a sighting of its own lines.
+        span = printing.span if len(printed) > 1 else None
+        for bench in printing.benchmarks:
+            out.append(_parsed(block, context, bench, span))
+    return out
+
+
+def _file_lines(start: int, origin: list[int]) -> Callable[[int | None], int]:
+    """Line (1-based, of a section's text as parsed) → line of the file, the section's first
+    line being ``start`` and ``origin`` where each parsed line began in it."""
+    def where(line: int | None) -> int:
+        return start + origin[min(max((line or 1) - 1, 0), len(origin) - 1)]
+    return where
+
+
+def read_table(printing: Printing, title: str, header_rows: list[list[str]],
+               rows: list[tuple[int, list[str]]], where: Callable[[int | None], int],
+               problems: list[Problem]) -> None:
+    """One part of a table (a header, its rows) into the printing's benchmarks, row i into
+    benchmark i."""
+    keys = header_keys(header_rows)
+    if not keys or not any(k.lower() in ("benchmark", "metadata", "strategy")
+                           for k in keys[0]):
+        line = rows[0][0] if rows else None
+        problems.append(Problem(where(line), f"{title}: a table without a Benchmark column"))
+        return
+    index = 0
+    for line, cells in rows:
+        if not "".join(cells).strip():
+            continue
+        index += 1
+        if len(cells) != len(keys):
+            problems.append(Problem(where(line), f"{title}: {len(cells)} cells where the "
+                                                 f"header has {len(keys)}", "|".join(cells)))
+            continue
+        while len(printing.benchmarks) < index:
+            printing.benchmarks.append(Benchmark())
+        bench = printing.benchmarks[index - 1]
+        bench.lines.append(where(line))
+        for key, text in zip(keys, cells):
+            try:
+                bench.cell(title, key, text)
+            except CellError as exc:
+                bench.warnings.append((where(line), f"{title}: {' / '.join(key)}: {exc}: "
+                                                    f"left empty"))
+
+
+def _parsed(block: Block, context: dict[str, Any], bench: Benchmark,
+            span: list[int] | None) -> Parsed:
+    extra = dict(bench.extra)
+    label = extra.pop("label", None)
+    for key in ("target", "run_id"):
+        if context.get(key):
+            extra[key] = context[key]
+    model = context.get("model")
+    row = ServingRun(
+        **bench.values, model=model, backend=context.get("backend"),
+        command=context.get("command"), extra=extra or None,
+        tags=block.context.tags or None, format=FORMAT.name,
+        section=block.context.section_text, label=label,
+        engine=infer_engine(block.context, model, None, None),
+        **({"line_start": block.line_start + span[0], "line_end": block.line_start + span[1],
+            "raw_text": "\n".join(block.lines[span[0]:span[1] + 1])} if span else {}))
+    return Parsed(row=row, children=list(bench.stats.values()), warnings=bench.warnings,
+                  tolerance=bench.tolerance)
+
+
 def continues(line: str) -> bool:
-    """Blank lines, table lines, titles and the indented metadata lines belong to the report."""
+    """Blank lines, table lines, titles and the indented metadata lines belong to the report,
+    and so does the last scrap of a table line a terminal wrapped (`99`, `--`)."""
     return (not line.strip() or TABLE_LINE.search(line) is not None or START.match(line)
-            is not None or METADATA_LINE.match(line) is not None)
+            is not None or METADATA_LINE.match(line) is not None
+            or SCRAP_LINE.match(line) is not None)
 
 
 FORMAT = BlockFormat(
