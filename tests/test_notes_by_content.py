@@ -71,3 +71,23 @@ def test_tool_output_saved_as_md_is_still_tool_output():
 ])
 def test_markdown_is_decided_by_structure(text, markdown):
     assert looks_like_markdown(text.splitlines()) is markdown
+
+
+def test_commented_output_is_not_a_document_of_headings():
+    # Two result blocks kept as `# ` comments, a blank line between: forty `#` lines in runs.
+    for name in ["derived-commented-results-only.log", "derived-commented-results-in-script.sh"]:
+        path = FIXTURES / "vllm_serving" / name
+        assert not sniff_markdown(path.name, path.read_bytes()), name
+
+
+def test_a_note_with_many_headings_stays_a_note():
+    note = ["# L40S sweep", ""]
+    for c in (16, 32, 64, 128):
+        note += [f"## c={c}", "", f"Throughput went up at c={c}, see the [run](https://x.y/{c}).",
+                 "", "### Notes", "", "- one GPU", ""]
+    assert looks_like_markdown(note)
+    # Two headings in a row are still headings; three `#` lines in a row are comments.
+    assert looks_like_markdown(["# Title", "## Setup", "", "- one GPU", "", "## Results", ""])
+    assert not looks_like_markdown(["# a", "# b", "# c", "", "# d", "# e", "# f", "",
+                                    "# g", "# h", "# i"])
+

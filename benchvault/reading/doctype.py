@@ -2,7 +2,8 @@
 
 People save notes as `.txt`, `.log` or with no suffix at all; a note is read as markdown when
 its text is one: front matter, `#` headings set off by blank lines, pipe tables with their
-separator row, HTML tables, fenced code, links and lists.  A terminal capture has none of that
+separator row, HTML tables, fenced code, links and lists.  Three or more `#` lines in a row are
+comments (a script's, or output pasted commented), not headings.  A terminal capture has none of that
 outside its own lines: log records, shell prompts, tool tables (a llama-bench table has a
 separator row too, so a separator alone never decides).
 
@@ -13,10 +14,12 @@ segmenter asks :func:`is_capture_line` for each unfenced line (see Segmenter.cap
 from __future__ import annotations
 
 import re
+from itertools import islice
 from typing import Iterable
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".mkd")
 HEAD_LINES = 2000
+COMMENT_RUN = 3      # consecutive `#` lines that are comments, not headings
 
 FENCE = re.compile(r"^\s{0,3}(?:`{3,}|~{3,})")
 ATX_HEADING = re.compile(r"^#{1,6}[ \t]+\S")
@@ -47,24 +50,42 @@ def is_capture_line(text: str) -> bool:
     return CAPTURE.match(text) is not None
 
 
+def _in_comment_runs(lines: list[str]) -> set[int]:
+    """The lines of runs of COMMENT_RUN or more consecutive `#` lines: commented text (a
+    script's, a log's pasted output), where a heading is one line."""
+    inside: set[int] = set()
+    start = 0
+    for number in range(len(lines) + 1):
+        if number < len(lines) and lines[number].startswith("#"):
+            continue
+        if number - start >= COMMENT_RUN:
+            inside.update(range(start, number))
+        start = number + 1
+    return inside
+
+
 def looks_like_markdown(lines: Iterable[str]) -> bool:
     """Weigh markdown structure outside fences against program output outside fences."""
     markdown = capture = 0
     fenced = False
     previous = ""
     fences = 0
+    lines = list(islice(lines, HEAD_LINES))
+    commented = _in_comment_runs(lines)
     for number, line in enumerate(lines):
-        if number >= HEAD_LINES:
-            break
         if number == 0 and line.strip() == "---":
             markdown += 5                                   # YAML front matter
+        if number == 0 and line.startswith("#!"):
+            capture += 5                                    # a script
         if FENCE.match(line):
             fenced, fences = not fenced, fences + 1
             previous = line
             continue
         if fenced:
             continue
-        if ATX_HEADING.match(line) and not previous.strip():
+        if number in commented:
+            capture += 1
+        elif ATX_HEADING.match(line) and not previous.strip():
             markdown += 2
         elif TABLE_SEPARATOR.match(line):
             markdown += 1

@@ -45,7 +45,7 @@ PREFIX_INITIALS = "#/-;> \t"
 # A rendered table's separator row (`-- | -- | --`) starts like a `-- ` comment.
 TABLE_RULE_RE = re.compile(r"^[-:|+ \t]+$")
 # Every command pattern names one of these words; a line without them skips the regexes.
-COMMAND_HINTS = ("bench", "serve", "llama", "sglang")
+COMMAND_HINTS = ("bench", "serve", "llama", "sglang", "guidellm")
 # A line the context rules below act on holds one of these (fences, headings and `#`
 # comments, bold captions, commands, printed Namespace/args reprs, ANSI codes that could hide
 # any of them): the prefilter lets the segmenter skip the lines that hold none.
@@ -143,6 +143,35 @@ def _opens_repr(text: str) -> bool:
     return ("Namespace(" in text or "args: {" in text) and nesting(text) > 0
 
 
+class _Peeking:
+    """A note's (line, text) pairs, able to show the next line's text before giving it."""
+
+    def __init__(self, lines: Iterable[tuple[int, str]]):
+        self._source = lines
+        self._lines = iter(lines)
+        self._held: list[tuple[int, str]] = []
+
+    def __iter__(self) -> "_Peeking":
+        return self
+
+    def __next__(self) -> tuple[int, str]:
+        return self._held.pop() if self._held else next(self._lines)
+
+    def peek(self) -> str:
+        """The next line's text ("" at the end), still to be given."""
+        if not self._held:
+            item = next(self._lines, None)
+            if item is None:
+                return ""
+            self._held.append(item)
+        return self._held[0][1]
+
+    def take_plain(self, *args) -> tuple[list[tuple[int, str]], bool]:
+        """LineSource.take_plain, once the line shown is given."""
+        take = getattr(self._source, "take_plain", None)
+        return ([], False) if self._held or take is None else take(*args)
+
+
 class Segmenter:
     """One pass over a file's lines; yields Blocks, LineHits and Truncated blocks in order
     (and, from the fast lane, the rows of lone single-line records: see fastlane.py)."""
@@ -189,6 +218,7 @@ class Segmenter:
         # closes would otherwise make every later brace gather the rest of the file again).
         self.refused_until = -1
         self.lane = FastLane(self) if self.fast_lane and not self.markdown else None
+        self.peeking: _Peeking | None = None     # a note's lines, read by run()
 
     def _fed(self, lines: Iterable[tuple[int, str]], idle: Callable[[], bool]
              ) -> Iterator[tuple[int, int, str] | None]:
@@ -501,27 +531,36 @@ class Segmenter:
 
     def _is_output(self, text: str) -> bool:
         """Program output: a log record, a device line, a command, a printed Namespace, a
-        stats line, the first line of a result block (a `c=16` is not)."""
+        stats line, a line a result block's tool prints before it, the first line of a result
+        block (a `c=16` is not)."""
         return (is_capture_line(text) or text.startswith("Namespace(")
                 or self._command_kind(text) is not None
                 or any(fmt.matches(text) for fmt in self.line_formats)
+                or any(preamble.match(text.strip()) for preamble in self.preambles)
                 or self._starts_something(text))
 
     def _unprefix_run(self, text: str) -> str:
         """Lines that share a comment or quote prefix are read without it: a run starts at a
         prefixed line that holds program output and lasts while the lines carry the prefix
-        (a lone `# c=16` is a comment, not a run)."""
+        (a lone `# c=16` is a comment, not a run).  In a note, outside fences, a `#` line is
+        a heading (one line) unless the line after it starts with `#` too: then it opens a
+        run of commented output."""
         if self.prefix:
             if text.startswith(self.prefix.rstrip()):
                 return self._strip_prefix(text, self.prefix)
             self.prefix, self.run_broke = "", True
-        if text[:1] in PREFIX_INITIALS and not (self.markdown and not self.in_fence
-                                                and text.lstrip().startswith("#")):
-            bare, found = self._unprefixed(text)    # (a markdown heading is no comment)
+        if text[:1] in PREFIX_INITIALS and not self._heading_line(text):
+            bare, found = self._unprefixed(text)
             if found and not TABLE_RULE_RE.match(text) and self._is_output(bare):
                 self.prefix = found
                 return bare
         return text
+
+    def _heading_line(self, text: str) -> bool:
+        if not (self.markdown and not self.in_fence and text.lstrip().startswith("#")):
+            return False
+        following = self.peeking.peek() if self.peeking is not None else ""
+        return not following.startswith("#")
 
     @staticmethod
     def _strip_prefix(text: str, prefix: str) -> str:
@@ -559,6 +598,8 @@ class Segmenter:
         ended: Block | None = None         # an end=None block still looking for its trailer
         gap: list[str] = []
         region: Region | None = None      # a pasted output file being gathered
+        if self.markdown:       # its `#` lines are headings or comments by the line after
+            lines = self.peeking = _Peeking(lines)
         # A markdown note is short and every line may open or close a pasted capture: no skips.
         idle = (lambda: False) if self.markdown else \
             (lambda: block is None and ended is None and region is None)
