@@ -372,3 +372,12 @@ def test_a_run_cut_short_once_and_printed_whole_once_is_whole(tmp_path):
     ingest_into(db, note)
     (run,) = rows(db, "SELECT label, mean_ttft_ms, mean_tpot_ms, extra FROM serving_runs")
     assert run == {"label": "a", "mean_ttft_ms": 564.63, "mean_tpot_ms": 36.1, "extra": None}
+
+
+def test_a_value_flag_without_its_value_is_no_value(tmp_path):
+    # The paste lost the rest of the command after `--model`: no model, no crash.
+    note = tmp_path / "cut-command.txt"
+    note.write_text("vllm bench serve --backend vllm --model\nQwen/Qwen2.5-7B\n" + ONE_BLOCK)
+    ingest_into(tmp_path / "w.db", note)
+    (run,) = rows(tmp_path / "w.db", "SELECT model, backend, duration FROM serving_runs")
+    assert run == {"model": None, "backend": "vllm", "duration": 63.81}

@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from .base import Context
-from ..reading.cmdline import parse_command
+from ..reading.cmdline import BOOLEAN_FLAGS, parse_command
 from ..schemas.models import json_safe
 from ..reading.pyliteral import ReprParseError, parse_namespace
 
@@ -129,7 +129,10 @@ def serving_context(context: Context, printed_backend: str | None = None) -> dic
         command = parse_command(bench.text, BENCH_COMMANDS["serving_bench"])
         if command is not None:
             row["command"] = command.text
-            row.update({k: v for k, v in command.args.items() if k in RUN_KEYS})
+            # A value flag printed without its value (`--model` last on a line the paste
+            # lost the rest of) says nothing about that value.
+            row.update({k: v for k, v in command.args.items()
+                        if k in RUN_KEYS and (v is not True or k in BOOLEAN_FLAGS)})
     arguments: dict[str, Any] = dict(command.args) if command is not None else {}
     row.update(_printed_values(context))
     if context.namespace is not None:
