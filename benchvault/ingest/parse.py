@@ -71,8 +71,8 @@ def _built(items: Iterable, defer: Callable[[], bool] | None = None
         elif isinstance(item, Embedded):
             yield from _read_embedded(item)
         elif isinstance(item, WrapCut):
-            yield IngestWarning(item.line_start, f"a line wrap cut a number in two (lines "
-                                f"{item.line_start}-{item.line_end}): kept raw, not guessed",
+            yield IngestWarning(item.line_start, f"a wrapped line (lines {item.line_start}-"
+                                f"{item.line_end}) reads neither alone nor joined: kept raw",
                                 None, item.text)
         elif isinstance(item, Truncated):
             yield IngestWarning(item.line_start, f"{item.format.name}: block starts here but "

@@ -27,6 +27,16 @@ def whole_format(path: Path, head: bytes) -> FileFormat | None:
     return next((f for f in file_formats() if f.sniff(head[:SNIFF_BYTES], str(path))), None)
 
 
+PREFILTER_MIN_BYTES = 1 << 20
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def head_of(path: Path) -> bytes:
     """The first bytes, for the whole-file formats' and the markdown sniffs."""
     try:
@@ -43,9 +53,15 @@ def pieces(path: Path, head: bytes, tags: dict[str, str] | None, report: ReadRep
     from ..reading import prefilter
     from ..reading.doctype import sniff_markdown
     from ..reading.segmenter import Segmenter
+    from ..reading.wrap import pane_of
 
-    segmenter = Segmenter(str(path), tags=tags, markdown=sniff_markdown(str(path), head))
-    source = LineSource(path, report, prefilter.for_formats())
+    markdown = sniff_markdown(str(path), head)
+    pane = None if markdown else pane_of(head)
+    segmenter = Segmenter(str(path), tags=tags, markdown=markdown, pane=pane)
+    # A capture pasted from a terminal, a wrapped one above all, is read line by line (its
+    # pieces may have lost the prefilter's words); the prefilter skips the idle lines of logs.
+    skips = pane is None and _size(path) >= PREFILTER_MIN_BYTES
+    source = LineSource(path, report, prefilter.for_formats() if skips else None)
     try:
         yield from segmenter.run(source)
     finally:

@@ -26,7 +26,6 @@ from pydantic import BaseModel
 
 from ..parsers.base import Parsed
 from .memo import Memo
-from .wrap import join_wrapped
 
 STAMPED = ("line_start", "line_end", "raw_text")
 MAX_CONTEXTS = 16
@@ -125,26 +124,22 @@ class FastLane:
         return True
 
     def _stands_whole(self, text: str, nxt: str | None) -> bool:
-        """A line as wide as the terminal that the next line does not end (what the full
-        pass finds with Segmenter._may_wrap and _unwrap): the widest line read whole now."""
+        """A line as wide as the terminal that the next line does not go on with (what the
+        full pass finds with Segmenter._may_wrap and _goes_on): the widest line read whole."""
         if nxt is None or self.seg._unprefixed(nxt)[1]:
             return False      # not in this chunk, or opens a prefixed run: the full pass
-        if not self.seg._cannot_continue(len(text), nxt) and not self.alone(text + "\n" + nxt):
-            return False
-        self.seg.widest_whole = len(text)
+        if self.seg._goes_on([text], nxt) and not (len(nxt) < len(text) - 1
+                                                   and self.alone(text + "\n" + nxt)):
+            return False      # maybe its wrapped end: the full pass joins it or not
+        self.seg.widest_whole = max(self.seg.widest_whole, len(text))
         return True
 
     def _ends_alone(self, pair: str) -> bool:
-        """Is the first of these two lines a record the second does not continue?  (Memoised
-        by shape like the rows: the answer depends on the widths, the words and the grammar.)"""
-        seg = self.seg
+        """Do these two lines not read as one record?  (Then the second, shorter than the
+        first, is no wrapped end of it.)  Memoised by shape like the rows: a log prints the
+        same prose after its stats lines again and again."""
         text, nxt = pair.split("\n", 1)
-        width = len(text)
-        if seg._wraps_into(width, nxt):
-            # A line shorter than the cut one ends the wrap; whole if the two do not read
-            # as one record (a prose line after a stats line).
-            return len(nxt) < width - 1 and not seg._reads(join_wrapped(text, nxt)[0])
-        return True
+        return self.seg._best_reading([text, nxt]) is None
 
     def _judge(self, text: str) -> Any:
         """(the row model's number, the row's values, tolerance) when ``text`` is a lone

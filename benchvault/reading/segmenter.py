@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from ..parsers import block_formats, file_formats, line_formats
-from ..parsers.base import Block, BlockFormat, Context, LineFormat, Seen
+from ..parsers.base import Block, BlockFormat, Context, Facts, LineFormat, Seen
 from .brackets import nesting
 from .cmdline import invoked_at
 from .doctype import by_suffix, is_capture_line
 from .embedded import Embedded, Openers, Region
 from .fastlane import FastLane
-from .wrap import join_wrapped
+from .wrap import WRAP_BREAK, Pane, at_edge, joined, parted_flag, readings
 from ..parsers.runcontext import LAUNCH_COMMANDS
 
 FENCE_RE = re.compile(r"^\s*(?:`{3,}|~{3,})")
@@ -53,7 +53,10 @@ CONTEXT_MARKERS = ("```", "~~~", "#", "**", "__", "Namespace(", "args: {", "\x1b
                    *COMMAND_HINTS)
 MAX_JOINED_LINES = 200
 WRAP_MIN_WIDTH = 80
-MAX_WRAPPED_PIECES = 4
+# A word wrap's first piece is the pane's width less the word that did not fit: a record this
+# much shorter than the widest line read whole may still be one.
+WRAP_WORD_SLACK = 20
+MAX_WRAPPED_PIECES = 8
 
 
 @dataclass
@@ -68,7 +71,7 @@ class LineHit:
 
 @dataclass
 class WrapCut:
-    """A wrapped line whose cut fell inside a number: kept raw, never guessed."""
+    """A record that looks wrapped but reads neither alone nor joined: kept raw."""
 
     line_start: int
     line_end: int
@@ -179,8 +182,9 @@ class Segmenter:
     fast_lane = True     # off: every line takes the full pass (the lane's tests compare both)
 
     def __init__(self, path: str, *, markdown: bool | None = None,
-                 tags: dict[str, str] | None = None):
+                 tags: dict[str, str] | None = None, pane: Pane | None = None):
         self.markdown = by_suffix(path) if markdown is None else markdown
+        self.pane = pane        # how the capture's lines were wrapped, when they were
         self.formats = block_formats()
         self.line_formats = line_formats()
         self.commands: dict[str, re.Pattern[str]] = {"launch": re.compile(
@@ -205,10 +209,13 @@ class Segmenter:
         self.prefix = ""   # the comment/quote prefix of the run of lines being read
         self.run_broke = False   # the line just read ended such a run
         self.wrap_markers = tuple({m for f in self.line_formats for m in f.markers})
-        self.wrap_cuts: list[tuple[int, int, str]] = []   # wraps that cut a number in two
+        self.wrap_cuts: list[tuple[int, int, str]] = []   # wraps no joining reads
         # The longest line-format line read whole since the last fence or heading: a terminal
         # that printed it unwrapped is wider than any shorter line, which was not cut then.
         self.widest_whole = 0
+        # The widest record line (whole or a wrap's piece) of this paste: the pane is no
+        # narrower, so a shorter piece was not cut at its edge.
+        self.widest_record = 0
         self.lookahead = False   # logical_lines holds a line read ahead of the one it gave
         self.file_formats = file_formats()
         self.openers = Openers(self.file_formats)
@@ -246,39 +253,50 @@ class Segmenter:
                       idle: Callable[[], bool] = lambda: False) -> Iterator[tuple[int, int, str]]:
         """(first line, last line, text) with wrapped lines joined.  While ``idle()`` (no block
         open) and nothing is being joined, a LineSource skips the lines no rule could act on."""
-        pending: tuple[int, int, str] | None = None
-        record: tuple | None = None    # (width, [(line, text)...]): a record a wrap may have cut
+        pending: tuple[int, int, str] | None = None   # a command or repr being joined
+        piece = ""                                    # ...and its last line
+        record: list | None = None     # [(line, text)...]: a record and what a wrap cut off it
+        again: deque[tuple[int, str]] = deque()   # pieces a record did not take, read again
         source = iter(lines)
         skip = getattr(lines, "skip_inert", None)
         take = getattr(lines, "take_records", None) if self.lane is not None else None
         while True:
-            if skip is not None and pending is None and record is None and not self.prefix \
-                    and idle():
-                skip()
-                if take is not None and not self.lookahead and not self.replay:
-                    self.lane.enter()
-                    take(self.lane)
-            try:
-                lineno, text = next(source)
-            except StopIteration:
-                break
-            if self.markdown:
-                text = self._unquote(text)
-            if self.prefix or text[:1] in PREFIX_INITIALS:
-                text = self._unprefix_run(text)
-            if record is not None:
-                width, pieces = record[0], record[1]
-                if len(pieces) < MAX_WRAPPED_PIECES and len(pieces[-1][1]) >= width - 1 \
-                        and self._wraps_into(width, text):
-                    pieces.append((lineno, text))
+            if again:
+                lineno, text = again.popleft()
+            else:
+                if skip is not None and pending is None and record is None \
+                        and not self.prefix and idle():
+                    skip()
+                    if take is not None and not self.lookahead and not self.replay:
+                        self.lane.enter()
+                        take(self.lane)
+                try:
+                    lineno, text = next(source)
+                except StopIteration:
+                    if record is None:
+                        break
+                    yield from self._unwrap(record, again)
+                    record = None
                     continue
-                yield from self._unwrap(pieces)
+                if self.markdown:
+                    text = self._unquote(text)
+                if self.prefix or text[:1] in PREFIX_INITIALS:
+                    text = self._unprefix_run(text)
+            if record is not None:
+                if self._goes_on([t for _, t in record], text):
+                    record.append((lineno, text))
+                    continue
+                yield from self._unwrap(record, again)
                 record = None
+                if again:                   # those first, then this line
+                    again.append((lineno, text))
+                    continue
             if pending is not None:
                 start, end, joined = pending
                 if self._continues(joined, text):
                     joined = joined[:-1].rstrip() + " " + text.strip() if joined.endswith("\\") \
-                        else joined + text
+                        else joined + self._joint(piece, text) + text
+                    piece = text
                     if end - start + 1 >= MAX_JOINED_LINES or not self._still_open(joined):
                         self.lookahead = False
                         yield start, lineno, joined
@@ -290,77 +308,117 @@ class Segmenter:
                 yield pending
                 pending = None
             if self._still_open(text):
-                pending = (lineno, lineno, text)
+                pending, piece = (lineno, lineno, text), text
             elif self._may_wrap(text):
-                record = (len(text), [(lineno, text)])
+                record = [(lineno, text)]
             else:
-                self.lookahead = False
+                self.lookahead = bool(again)
                 yield lineno, lineno, text
         if pending is not None:
             yield pending
-        if record is not None:
-            yield from self._unwrap(record[1])
 
-    def _unwrap(self, pieces: list[tuple[int, str]]) -> Iterator[tuple[int, int, str]]:
-        """The record and as many of the pieces after it as its grammar reads joined; the
-        pieces it does not take are lines of their own.  A joint inside a number is not
-        guessed: those lines become a WrapCut warning."""
+    def _unwrap(self, pieces: list[tuple[int, str]], again: deque[tuple[int, str]]
+                ) -> Iterator[tuple[int, int, str]]:
+        """The record and as many of the pieces after it as its grammar reads joined (in a way
+        one pane could have cut them: wrap.readings); the pieces it does not take go to
+        ``again``, to be read once more (one may start the next record).  A record a line
+        format knows that reads neither alone nor joined, though pieces follow it, is kept raw
+        with a warning (a WrapCut)."""
         self.lookahead = True
+        texts = [t for _, t in pieces]
+        self.widest_record = max(self.widest_record, *(len(t) for t in texts))
         for take in range(len(pieces), 1, -1):
-            joined, number_cut = pieces[0][1], False
-            for _, piece in pieces[1:take]:
-                joined, cut = join_wrapped(joined, piece)
-                number_cut = number_cut or cut
-            if self._reads(joined):
-                if number_cut:
-                    self.wrap_cuts.append((pieces[0][0], pieces[take - 1][0],
-                                           "\n".join(t for _, t in pieces[:take])))
-                else:
-                    yield pieces[0][0], pieces[take - 1][0], joined
+            best = self._best_reading(texts[:take])
+            # A joined line may read with warnings (a wrapped record holding a garbled
+            # value), but with no more than the record alone (a foreign line glued to one).
+            if best is not None and (best[0] == 0 or best[0] <= self._warnings_alone(texts[0])):
+                yield pieces[0][0], pieces[take - 1][0], best[1]
                 break
         else:
             take = 1
-            self.widest_whole = max(self.widest_whole, len(pieces[0][1]))
-            yield pieces[0][0], pieces[0][0], pieces[0][1]
-        for lineno, text in pieces[take:]:
-            yield lineno, lineno, text
-        self.lookahead = False
+            if len(pieces) > 1 and any(f.matches(texts[0]) for f in self.line_formats) \
+                    and not self._reads(texts[0], cleanly=False):
+                self.wrap_cuts.append((pieces[0][0], pieces[-1][0], "\n".join(texts)))
+            else:
+                self.widest_whole = max(self.widest_whole, len(texts[0]))
+                yield pieces[0][0], pieces[0][0], texts[0]
+        again.extend(pieces[take:])     # (a comment or heading keeps its effect)
+        self.lookahead = bool(again)
 
     def _may_wrap(self, text: str) -> bool:
-        """A line as long as a terminal is wide that one of the line formats reads: the next
-        line may be its end, cut off by the wrap."""
-        return len(text) >= self._wrap_width() \
-            and any(m in text for m in self.wrap_markers) \
-            and not _opens_repr(text) and any(f.matches(text) for f in self.line_formats)
+        """A line about as long as a terminal is wide that one of the line formats reads, or
+        a log record the wrap may have cut before the words a format knows it by: the next
+        lines may be its end."""
+        if len(text) < self._wrap_width() or _opens_repr(text):
+            return False
+        if any(m in text for m in self.wrap_markers) \
+                and any(f.matches(text) for f in self.line_formats):
+            return True
+        return is_capture_line(text)
 
     def _wrap_width(self) -> int:
-        """Lines at least this long may have been cut by the terminal that printed them."""
+        """Lines at least this long may have been cut by the terminal that printed them: as
+        wide as the pane a wrapped capture shows (less a word, for a word wrap); in a note, a
+        word less than the widest whole line of its paste; in a plain log, that widest line
+        (where nothing showed a wrap, a line's end is looked for only after the widest)."""
+        if self.pane is not None:
+            return self.pane.width - (1 if self.pane.kind == "hard" else WRAP_WORD_SLACK)
+        if self.markdown:
+            return max(WRAP_MIN_WIDTH, self.widest_whole) - WRAP_WORD_SLACK
         return max(WRAP_MIN_WIDTH, self.widest_whole)
 
-    def _reads(self, text: str) -> bool:
-        """A line format's grammar reads ``text`` whole (the test of a joined wrap)."""
+    def _warnings_alone(self, text: str) -> float:
+        cost = self._reading_cost(text)
+        return cost[0] if cost is not None else float("inf")
+
+    def _best_reading(self, pieces: list[str]) -> tuple[int, str] | None:
+        """(warnings, joined line) of the reading of ``pieces`` its grammar reads with the
+        fewest warnings, then the fewest labels it does not know (`Systemefficiency` of a
+        wrong joint is one), the likelier reading on a tie; None when no reading reads."""
+        best: tuple[int, int, int, str] | None = None
+        for rank, joints in enumerate(readings(pieces, self.widest_record, self.pane)):
+            line = joined(pieces, joints)
+            cost = self._reading_cost(line)
+            if cost is not None and (best is None or (*cost, rank) < best[:3]):
+                best = (*cost, rank, line)
+                if cost == (0, 0):
+                    break                   # no reading does better
+        return (best[0], best[3]) if best is not None else None
+
+    def _reading_cost(self, text: str) -> tuple[int, int] | None:
+        """(warnings, labels kept in ``extra`` as unknown) of the line format that reads
+        ``text`` best; None when none reads it."""
+        costs = []
         for fmt in self.line_formats:
             if fmt.matches(text):
                 try:
-                    return fmt.build(0, text, self.ctx.snapshot()) is not None
+                    built = fmt.build(0, text, self.ctx.snapshot())
                 except Exception:   # a grammar's or a model's refusal: not one record
-                    return False
-        return False
+                    continue
+                if built is not None:
+                    values = built.values if isinstance(built, Facts) else built.row.__dict__
+                    extra = values.get("extra")
+                    costs.append((len(built.warnings),
+                                  len(extra) if isinstance(extra, dict) else 0))
+        return min(costs, default=None)
 
-    def _wraps_into(self, width: int, text: str) -> bool:
-        """``text`` goes on with a record cut at ``width``: it is no longer than the cut line,
-        starts no record, block or rule of its own."""
-        if self._cannot_continue(width, text) or is_capture_line(text):
+    def _reads(self, text: str, cleanly: bool = True) -> bool:
+        """A line format's grammar reads ``text`` whole (``cleanly``: with no warning, the
+        test of a joined wrap)."""
+        cost = self._reading_cost(text)
+        return cost is not None and not (cleanly and cost[0])
+
+    def _goes_on(self, pieces: list[str], text: str) -> bool:
+        """``text`` may be the next piece of the wrapped record ``pieces``: one pane could
+        have cut them so, and it starts nothing of its own."""
+        if len(pieces) >= MAX_WRAPPED_PIECES or not text.strip() or WRAP_BREAK.match(text) \
+                or is_capture_line(text) \
+                or not readings([*pieces, text], self.widest_record, self.pane):
             return False
-        if any(fmt.matches(text) for fmt in self.line_formats):
-            return False
+        if any(fmt.matches(text) for fmt in self.line_formats) \
+                and not at_edge(pieces[-1], text, self.pane, self.widest_record):
+            return False        # a record's own line, after one no pane cut
         return not (self.start_hint.search(text) and any(f.starts(text) for f in self.formats))
-
-    @staticmethod
-    def _cannot_continue(width: int, text: str) -> bool:
-        """The quick half of _wraps_into: blank, too long, or starting something new."""
-        return not text.strip() or len(text) > width + 1 \
-            or NOT_CONTINUATION_RE.match(text) is not None
 
     def _command_kind(self, text: str) -> str | None:
         """Which command this line runs, if it runs one (a log line that merely names
@@ -375,6 +433,19 @@ class Segmenter:
     def _is_command(self, text: str) -> bool:
         return self._command_kind(text) is not None
 
+    def _joint(self, piece: str, nxt: str) -> str:
+        """What a wrap took from between the last ``piece`` of a command or repr and the
+        ``nxt`` one: nothing when the piece filled the pane (a hard cut, as wide as the
+        widest record line of the paste) or a blank is still there; else the space it cut at.
+        With no other line to tell the pane's width, a flag starts a word of its own."""
+        if piece[-1:].isspace() or nxt[:1].isspace():
+            return ""
+        if len(piece) < self.widest_record:
+            return " "
+        if len(piece) > self.widest_record:
+            return " " if parted_flag(piece, nxt) else ""
+        return ""
+
     def _still_open(self, text: str) -> bool:
         if _opens_repr(text):
             return True
@@ -387,7 +458,10 @@ class Segmenter:
             return bool(nxt.strip())
         if joined.endswith("\\"):
             return bool(nxt.strip())
-        # A terminal wrap: the next line starts at column 0 and carries on the flags.
+        # A terminal wrap: the next line starts at column 0 (or on the blank the pane cut at,
+        # before a flag) and carries on the flags.
+        if nxt[:2] == " -" and parted_flag(joined, nxt[1:]):
+            return True
         if not nxt or nxt[0].isspace() or NOT_CONTINUATION_RE.match(nxt):
             return False
         return joined.endswith(("-", "=")) or " -" in nxt or nxt.startswith("-")
@@ -396,7 +470,7 @@ class Segmenter:
     def _heading(self, level: int, text: str) -> None:
         text = ENTITY_RE.sub(" ", MARKDOWN_EMPHASIS_RE.sub("", HTML_TAG_RE.sub("", text)))
         text = re.sub(r"\s+", " ", text).strip()
-        self.widest_whole = 0
+        self.widest_whole = self.widest_record = 0
         while self.heading_levels and self.heading_levels[-1] >= level:
             self.heading_levels.pop()
             self.ctx.section.pop()
@@ -433,7 +507,7 @@ class Segmenter:
     def _context_line(self, start: int, text: str) -> None:
         if FENCE_RE.match(text):
             self.in_fence = not self.in_fence
-            self.widest_whole = 0   # another paste, maybe from another terminal
+            self.widest_whole = self.widest_record = 0   # another paste, another terminal
             self.capture = False
             self.ctx.fenced = self.in_fence or not self.markdown
             return

@@ -1,20 +1,36 @@
-"""Put back a log line a narrow terminal hard-wrapped.
+"""Put back a log line a narrow terminal or an editor wrapped.
 
-A terminal (or a tmux pane) cuts a long line at its width and the capture saves the pieces as
-lines; the cut falls anywhere, and a space that ended a piece is lost when trailing blanks are
-trimmed.  So a cut between two letters may have been mid-word (`cac|he`) or at a lost space
-(`cache|usage`): the words the grammars know decide, else mid-word (the likelier cut).  A cut
-between two digits (`Waiting: 1|2 reqs`) cannot be told from two numbers: it is not guessed.
+Two kinds of wrap cut a long line into pieces, and the pieces themselves tell which:
+
+* A **hard wrap** (a terminal, a tmux pane, a pod log viewer) cuts at the pane's width, anywhere,
+  even inside a number: every piece but the last is exactly that wide (one less when the cut
+  fell on a space that was trimmed).  Joined with nothing between them, the pieces are the line.
+* A **word wrap** (`fold -s`, an editor, a chat client) cuts at the last space that fits: the
+  space stays at the end of a piece or is trimmed, and the word after it would not have fitted.
+  Joined with that space, the pieces are the line.
+
+:func:`readings` gives the joints a pane of one width could have made, likelier first;
+the caller keeps the first whose joined line its grammar reads cleanly.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from .doctype import is_capture_line
+
 WORD_END = re.compile(r"[A-Za-z]+$")
 WORD_START = re.compile(r"^[A-Za-z]+")
+FIRST_WORD = re.compile(r"\s*(\S+)")
+MIN_WRAPPED_WIDTH = 60      # no pane is narrower
+FLAG_START = re.compile(r"--?[A-Za-z]")
+# A line that starts a log record, a block or a table never goes on with a wrapped one.
+WRAP_BREAK = re.compile(r"^(?:Namespace\(|={3}|-{3}|INFO\b|WARNING\b|DEBUG\b|ERROR\b|\||`{3}"
+                        r"|~{3}|\d+%\||\(\w+ pid=\d+\)|\[\d{4}-)")
 
 
 @lru_cache(maxsize=1)
@@ -27,24 +43,125 @@ def vocabulary() -> frozenset[str]:
     return frozenset(words)
 
 
-def join_wrapped(left: str, right: str) -> tuple[str, bool]:
-    """``left`` and the piece a wrap moved to the next line as the one line it was, and
-    whether the cut fell inside a number (then the joint is a guess the caller must not keep)."""
-    if not left or not right:
-        return left + right, False
-    a, b = left[-1], right[0]
-    if a.isdigit() and (b.isdigit() or b in ".," and right[1:2].isdigit()) \
-            or a in ".," and left[-2:-1].isdigit() and b.isdigit():
-        return left + right, True
-    if b.isspace() or not (a.isalnum() and b.isalnum()):
-        # A cut at punctuation: `tokens/s,|Avg` lost the space after the comma.
-        return (left + right if b.isspace() or a in "([{/-_=" or b in ")]},.:;%/"
-                else left + " " + right), False
+def _hard(pieces: list[str], pane_at_least: int) -> list[str] | None:
+    """The joints of a hard wrap at one width, or None when the pieces cannot be one (a
+    piece narrower than a line the same pane printed was not cut at its edge)."""
+    width = max(pane_at_least, *(len(p) for p in pieces[:-1]))
+    if len(pieces[-1]) > width or any(len(p) < width - 1 for p in pieces[:-1]):
+        return None
+    # A piece one short lost the space the pane cut at (trailing blanks are trimmed).
+    return ["" if len(p) == width or nxt[:1].isspace() else " "
+            for p, nxt in zip(pieces, pieces[1:])]
+
+
+def _word(pieces: list[str]) -> list[str] | None:
+    """The joints of a word wrap at one width, or None: every piece fits the width, and the
+    first word of each next piece would not have fitted after the piece before it."""
+    narrowest = max(len(p) for p in pieces)
+    widest = min(len(p.rstrip()) + len(FIRST_WORD.match(nxt).group(1))
+                 for p, nxt in zip(pieces, pieces[1:]))
+    if narrowest > widest:
+        return None
+    return ["" if p[-1:].isspace() or nxt[:1].isspace() else " "
+            for p, nxt in zip(pieces, pieces[1:])]
+
+
+def _spaced_words(left: str, right: str) -> bool:
+    """Were ``left|right`` two words a lost space parted (`cache|usage`), not one word cut
+    (`cac|he`)?  The words the grammars know decide; else one word (the likelier cut)."""
     head, tail = WORD_END.search(left), WORD_START.match(right)
-    if head and tail:
-        known = vocabulary()
-        whole = (head.group(0) + tail.group(0)).lower()
-        if whole not in known and head.group(0).lower() in known \
-                and tail.group(0).lower() in known:
-            return left + " " + right, False
-    return left + right, False
+    if not (head and tail):
+        return False
+    known = vocabulary()
+    return (head.group(0) + tail.group(0)).lower() not in known \
+        and head.group(0).lower() in known and tail.group(0).lower() in known
+
+
+def parted_flag(left: str, right: str) -> bool:
+    """Does ``right`` start a command-line flag of its own (`w8a8|--max-model-len`)?"""
+    return FLAG_START.match(right) is not None and not left.endswith(("-", "="))
+
+
+def at_edge(piece: str, nxt: str, pane: Pane | None, widest: int) -> bool:
+    """Was ``piece`` cut at the edge of the pane (``nxt`` the line after it)?  A hard wrap's
+    piece fills it; a word wrap's would not have taken ``nxt``'s first word.  Without a pane
+    the capture shows, the widest record line of the paste stands for its width."""
+    if pane is not None and pane.kind == "word":
+        return len(piece) + 1 + len(FIRST_WORD.match(nxt).group(1)) > pane.width
+    width = pane.width if pane is not None else widest
+    return bool(width) and len(piece) >= width - 1
+
+
+def readings(pieces: list[str], pane_at_least: int = 0, pane: Pane | None = None
+             ) -> list[list[str]]:
+    """What lies between consecutive ``pieces`` in each way one pane (as wide as its widest
+    line so far, ``pane_at_least``, or wider) could have cut them, likelier first (empty: no
+    pane could have).  When both kinds fit, the ``pane`` the capture shows says which is
+    likelier; without one, a cut between two known words or before a flag says word wrap,
+    anything else hard wrap."""
+    if len(pieces) < 2 or not all(p.strip() for p in pieces):
+        return []
+    if pane is not None and pane.kind == "hard":
+        pane_at_least = max(pane_at_least, pane.width)
+    hard, word = _hard(pieces, pane_at_least), _word(pieces)
+    found = [j for j in (hard, word) if j is not None]
+    if hard is not None and word is not None and (
+            pane is not None and pane.kind == "word" or pane is None and len(pieces) == 2
+            and (_spaced_words(pieces[0], pieces[1]) or parted_flag(pieces[0], pieces[1]))):
+        found.reverse()
+    return [j for i, j in enumerate(found) if j not in found[:i]]
+
+
+def joined(pieces: list[str], joints: list[str]) -> str:
+    out = [pieces[0]]
+    for joint, piece in zip(joints, pieces[1:]):
+        out += [joint, piece]
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Pane:
+    """How a capture's long lines were wrapped: ``hard`` at ``width``, or by ``word`` within
+    ``width`` (its widest line)."""
+
+    kind: str
+    width: int
+
+
+def pane_of(head: bytes) -> Pane | None:
+    """The pane that wrapped a capture's lines, from its first bytes; None when none did.
+    Then each of its lines must be read: a wrap may cut the very words a prefilter looks for
+    (`GPU KV ca|che size`).
+
+    A hard wrap leaves lines of one width, most followed by a piece that starts no log record;
+    a word wrap, lines near the widest, followed by a piece whose first word would not have
+    fitted after them.  A log's own prose lines between records show neither.
+    """
+    raw = head.decode("utf-8", "replace").split("\n")
+    raw = [line.rstrip("\r") for line in raw[:-1]]      # (the last: cut, or empty)
+    lines = [line.rstrip() for line in raw]
+    pairs = [(a, b, r) for a, b, r in zip(lines, lines[1:], raw) if len(a) >= MIN_WRAPPED_WIDTH]
+    if not pairs:
+        return None
+
+    def piece(b: str) -> bool:      # (an indented line is a list's or a table's, likelier)
+        return bool(b) and not b[0].isspace() and not is_capture_line(b) \
+            and not WRAP_BREAK.match(b)
+
+    # A hard wrap: the lines a piece follows are nearly all the pane's width, as printed, and
+    # few end on a blank (a word wrap's end anywhere within it, on the blank it cut at or
+    # where that was trimmed).
+    widest = max(len(r) for _, _, r in pairs)
+    cut = [r for _, b, r in pairs if piece(b)]
+    at_width = [r for r in cut if len(r) == max(map(len, cut), default=0)]
+    if len(cut) >= 3 and 3 * len(at_width) >= 2 * len(cut) \
+            and 2 * sum(r[-1].isspace() for r in at_width) <= len(at_width):
+        return Pane("hard", len(at_width[0]))
+    # A word wrap: lines near the widest, followed by a piece whose first word would not
+    # have fitted after them.
+    near = [(a, b) for a, b, r in pairs if len(r) >= widest - 20]
+    cut = [(a, b) for a, b in near if piece(b)
+           and len(a) + 1 + len(FIRST_WORD.match(b).group(1)) > widest]
+    if not (len(cut) >= 2 and 4 * len(cut) >= len(near)):
+        return None
+    return Pane("word", widest)

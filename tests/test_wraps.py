@@ -1,0 +1,158 @@
+"""Lines a pane or an editor wrapped read as the lines they were.
+
+Real captures are wrapped here the two ways people's pastes are: hard at a terminal's width
+(`fold -w`), cutting anywhere, numbers too, and at word boundaries (`fold -s`), with the blank
+at the end of each piece kept or trimmed by an editor.  Each must give the rows of the capture
+as printed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from benchvault.reading.wrap import Pane, pane_of, readings
+from conftest import FIXTURES, ingest_into
+
+TABLES = ("server_launches", "engine_stats", "spec_decode_metrics")
+# Where a row was read and its raw text differ by construction.
+IGNORED = {"id", "source_id", "launch_id", "run_id", "config_id", "group_id", "raw_text",
+           "line_start", "line_end", "text"}
+# Real captures of each kind of line that runs long: start-up figures (KV cache size, maximum
+# concurrency, init engine, non-default args), v0 and v1 stats lines, spec-decode lines,
+# SGLang scheduler lines of several versions.
+CAPTURES = [
+    "vllm_server/v1_kv_capacity_pr20707.log",
+    "vllm_server/v1_startup_figures_derived.log",
+    "vllm_server/v1_nondefault_args_pr24162.log",
+    "vllm_server/v0_memory_profile_derived.log",
+    "vllm_server/v1_graph_capture_pr19794.log",
+    "vllm_server/ascend_npu_and_cpu_backend_blocks_derived.log",
+    "engine_stats/v0_metrics_issue22230.log",
+    "engine_stats/v1_loggers_issue14226.log",
+    "spec_decode/v0_spec_prefix_issue9539.log",
+    "spec_decode/v1_log_rename_pr15902.log",
+    "sglang_stats/derived-scheduler-2024-to-2025.log",
+    "sglang_stats/derived-sglang-0.5-2026-current.log",
+]
+
+
+def hard(text: str, width: int) -> str:
+    """`fold -w width`: every line cut into pieces of the pane's width."""
+    out = []
+    for line in text.split("\n"):
+        out += [line[i:i + width] for i in range(0, len(line), width)] or [""]
+    return "\n".join(out)
+
+
+def word(text: str, width: int, trim: bool) -> str:
+    """`fold -s -w width`: cut after the last blank that fits (kept, or trimmed as an editor
+    does), a word longer than the pane cut where it must."""
+    out = []
+    for line in text.split("\n"):
+        while len(line) > width:
+            cut = line.rfind(" ", 0, width) + 1 or width
+            out.append(line[:cut].rstrip() if trim else line[:cut])
+            line = line[cut:]
+        out.append(line)
+    return "\n".join(out)
+
+
+def content(db) -> dict:
+    conn = sqlite3.connect(db)
+    try:
+        out = {}
+        for table in TABLES:
+            columns = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")
+                       if r[1] not in IGNORED]
+            out[table] = [dict(zip(columns, r)) for r in conn.execute(
+                f"SELECT {', '.join(columns)} FROM {table} ORDER BY rowid")]
+        return out
+    finally:
+        conn.close()
+
+
+def rows_of(tmp_path, name: str, text: str) -> dict:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    ingest_into(tmp_path / f"{name}.db", path)
+    return content(tmp_path / f"{name}.db")
+
+
+WRAPS = {"hard-80": lambda t: hard(t, 80), "hard-100": lambda t: hard(t, 100),
+         "hard-120": lambda t: hard(t, 120), "word-80": lambda t: word(t, 80, False),
+         "word-80-trimmed": lambda t: word(t, 80, True), "word-100": lambda t: word(t, 100, False)}
+
+
+@pytest.mark.parametrize("wrap", sorted(WRAPS))
+@pytest.mark.parametrize("capture", CAPTURES)
+def test_a_wrapped_capture_reads_as_printed(tmp_path, capture, wrap):
+    text = (FIXTURES / capture).read_text(encoding="utf-8")
+    want = rows_of(tmp_path, "printed.log", text)
+    assert sum(map(len, want.values())) > 0
+    got = rows_of(tmp_path, "wrapped.log", WRAPS[wrap](text))
+    for table in TABLES:
+        assert got[table] == want[table], table
+
+
+KV_LINE = ("(EngineCore_0 pid=1399537) INFO 08-19 14:58:40 [kv_cache_utils.py:853] Maximum "
+           "concurrency for 40,000 tokens per request: 501.94x")
+STATS_LINE = ("INFO 03-05 18:47:22 loggers.py:78] Avg prompt throughput: 1480.0 tokens/s, Avg "
+              "generation throughput: 1.1 tokens/s, Running: 4 reqs, Waiting: 0 reqs, GPU KV "
+              "cache usage: 15.3%, Prefix cache hit rate: 0.0%")
+
+
+@pytest.mark.parametrize("at", range(len(KV_LINE) - 7, len(KV_LINE)))
+def test_a_number_cut_at_any_place_is_joined_exactly(tmp_path, at):
+    # `501.9|4x`, `50|1.94x`...: a hard wrap at the pane's width loses nothing.  The pane is
+    # seen in the paste: three stats lines cut at the same width come before.
+    before = "\n".join(hard(STATS_LINE, at).split("\n")[:2]) + "\n"
+    note = tmp_path / "pane.log"
+    note.write_text(before * 3 + hard(KV_LINE, at) + "\n", encoding="utf-8")
+    ingest_into(tmp_path / "w.db", note)
+    conn = sqlite3.connect(tmp_path / "w.db")
+    assert conn.execute("SELECT max_concurrency_x, max_concurrency_tokens "
+                        "FROM server_launches").fetchall() == [(501.94, 40000)]
+    assert conn.execute("SELECT count(*) FROM unparsed_blocks").fetchone() == (0,)
+
+
+V1_STATS_LINE = ("(APIServer pid=24172) INFO 11-23 09:33:16 [loggers.py:335] Engine 000: "
+                 + STATS_LINE[STATS_LINE.index("Avg prompt"):])
+
+
+def test_a_label_cut_inside_a_word_is_joined_exactly(tmp_path):
+    at = V1_STATS_LINE.index("Avg prompt") + len("Avg promp")   # `Avg promp|t throughput`
+    pane = tmp_path / "pane.log"
+    pane.write_text(hard(V1_STATS_LINE, at) + "\n", encoding="utf-8")
+    ingest_into(tmp_path / "w.db", pane)
+    conn = sqlite3.connect(tmp_path / "w.db")
+    assert conn.execute("SELECT prompt_throughput, generation_throughput, running, "
+                        "gpu_kv_cache_usage_pct FROM engine_stats").fetchall() == [
+        (1480.0, 1.1, 4, 15.3)]
+
+
+def test_readings_of_each_kind_of_wrap():
+    # A hard wrap: pieces of the pane's width joined with nothing, one a blank short (the cut
+    # fell on it and it was trimmed) joined with it.
+    assert readings(["abc de", "f gh"]) == [[""], [" "]]
+    assert readings(["abcdef", "abcde", "xy"], pane_at_least=6)[0] == ["", " "]
+    # A word wrap only: a piece narrower than the pane the paste showed.
+    assert readings(["Avg prompt", "throughput: 1.0"], pane_at_least=20) == [[" "]]
+    # Both fit two pieces: two known words, or a flag after a value, say word wrap first.
+    assert readings(["GPU KV cache", "usage: 1.3%"])[0] == [" "]
+    assert readings(["vllm serve model", "--max-model-len 2048"])[0] == [" "]
+    # A pane seen in the capture decides.
+    assert readings(["Avg prompt", "throughput"], pane=Pane("word", 12))[0] == [" "]
+    # No pane cuts a piece longer than the one before it at a word's end.
+    assert readings(["short", "a much longer line than that"]) == []
+
+
+def test_the_pane_is_seen_in_the_capture():
+    text = (FIXTURES / "engine_stats/v1_loggers_issue14226.log").read_text(encoding="utf-8")
+    assert pane_of(text.encode()) is None
+    assert pane_of(hard(text, 80).encode()) == Pane("hard", 80)
+    assert pane_of(word(text, 80, False).encode()) == Pane("word", 80)
+    # A llama-bench table's rows are one width too, but no row is a wrapped piece.
+    table = (FIXTURES / "llama_bench/vulkan_depth_kv_types.txt").read_bytes()
+    assert pane_of(table) is None
