@@ -20,10 +20,10 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from string import ascii_letters
 
 from .doctype import is_capture_line
 
-WORD_END = re.compile(r"[A-Za-z]+$")
 WORD_START = re.compile(r"^[A-Za-z]+")
 FIRST_WORD = re.compile(r"\s*(\S+)")
 MIN_WRAPPED_WIDTH = 60      # no pane is narrower
@@ -69,12 +69,13 @@ def _word(pieces: list[str]) -> list[str] | None:
 def _spaced_words(left: str, right: str) -> bool:
     """Were ``left|right`` two words a lost space parted (`cache|usage`), not one word cut
     (`cac|he`)?  The words the grammars know decide; else one word (the likelier cut)."""
-    head, tail = WORD_END.search(left), WORD_START.match(right)
+    # (the last word found from the end: a search for `[A-Za-z]+$` is quadratic in a long word)
+    head, tail = left[len(left.rstrip(ascii_letters)):], WORD_START.match(right)
     if not (head and tail):
         return False
     known = vocabulary()
-    return (head.group(0) + tail.group(0)).lower() not in known \
-        and head.group(0).lower() in known and tail.group(0).lower() in known
+    return (head + tail.group(0)).lower() not in known \
+        and head.lower() in known and tail.group(0).lower() in known
 
 
 def parted_flag(left: str, right: str) -> bool:
