@@ -23,11 +23,20 @@ avg_ts=290.28, stddev_ts=1.25, build_commit='b56f079e', build_number=4418`` and,
 around it, ``gpu_info``/``gpu_count``, ``command``, ``env`` (a ``VAR=1`` prefix), ``model_filename``.
 Columns no field knows go to ``extra``.  A row the header does not fit (a missing cell, text in
 ``t/s``) is a warning naming its line; the other rows still land.
+
+What a paste does to a table costs only what it touched: the `build:` line may be in backticks
+with prose after it, right under the table or after blank lines; a second table may follow
+the first without a blank line (each reads its own header and build line); a header wrapped
+mid-cell (`... |   t/` then `s |`) is joined again; a stray `|---|` rule is skipped; cells in
+`**bold**` are read without it; rows whose header was not pasted are read when their columns
+are llama-bench's default seven (model, size, params, backend, ngl or threads, test, t/s),
+else they are a warning.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field as dc_field
 from functools import lru_cache
 from typing import Any
 
@@ -59,8 +68,10 @@ PREAMBLE = re.compile(
     r"^`?((?i:ggml_\w+:\s*found)|ggml_vulkan:\s*(?:\d+|Using)|Device\s+\d+"
     r"|(?i:ggml_metal\w*:\s*GPU name)|register_device:\s*registered device\s+[A-Za-z]+\d+"
     r"|build)\s*(?:[:=]\s*|\s)(.+)$")
-TRAILER = re.compile(r"^\s*`?build:\s*[^\s()`]+\s*\(\d+\)`?\s*$")
+# The build line after the table; in a note it may be in backticks with prose after it.
+TRAILER = re.compile(r"^\s*`?build:\s*[^\s()`]+\s*\(\d+\)`?(?:\s.*)?$")
 BUILD_RE = re.compile(r"^([^\s()`]+)\s*\((\d+)\)`?$")
+BUILD_LINE_RE = re.compile(r"build:\s*([^\s()`]+)\s*\((\d+)\)")
 
 # Markdown column → llama-bench JSON field (`markdown_printer::get_field_display_name`).
 COLUMN_FIELDS = {
@@ -71,6 +82,8 @@ COLUMN_FIELDS = {
     "nopo": "no_op_offload", "noh": "no_host", "lm": "load_mode", "ncmoe": "n_cpu_moe",
     "fitt": "fit_target", "fitc": "fit_min_ctx", "dio": "use_direct_io", "rpk": "repack",
     "mmq": "mul_mat_q",
+    # forks that name the KV cache types `kv-k` / `kv-v`
+    "kv-k": "type_k", "kv-v": "type_v",
 }
 # Cells read by a start rule of the grammar rather than by their field's type.
 CELL_RULES = {"model_type": "model_value", "model_size": "size_value", "model_n_params": "params_value",
@@ -95,16 +108,10 @@ FIELDS = LlamaBenchResult.model_fields
 
 @v_args(inline=True)
 class TableToValues(Transformer):
-    """Tree → (header names, [("row", line, cells) | ("build", line, commit, number)])."""
+    """Tree → [("row", line, cells) | ("build", line, commit, number)], in order."""
 
-    def start(self, header, _alignment, *items):
-        return header, [item for item in items if item is not None]
-
-    def header(self, *tokens):
-        return [str(t).strip() for t in tokens if t.type == "CELL"]
-
-    def alignment(self, *_tokens):
-        return None
+    def start(self, *items):
+        return [item for item in items if item is not None]
 
     def row(self, *tokens: Token):
         # Cells are what lies between pipes; the outer pipes, when printed, open and close the
@@ -127,9 +134,9 @@ class TableToValues(Transformer):
     def backend_log(self, _tok):
         return None
 
-    def build_line(self, *tokens: Token):
-        commit, number = (t for t in tokens if t.type in ("COMMIT", "BUILD_NUMBER"))
-        return ("build", commit.line, str(commit), int(number))
+    def build_line(self, token: Token):
+        commit, number = BUILD_LINE_RE.search(str(token)).groups()
+        return ("build", token.line, commit, int(number))
 
     # cell values
     def model_value(self, arch, label, *rest):
@@ -382,47 +389,230 @@ def rejoin_bracketed(cells: list[str]) -> list[str]:
     return merged
 
 
-def build(block: Block) -> list[Parsed | Problem]:
-    text = block.text if block.text.endswith("\n") else block.text + "\n"
-    try:
-        header, items = _parser().parse(text, start="start")
-    except UnexpectedInput as exc:
-        line = getattr(exc, "line", None)
-        lines = block.lines
-        bad = lines[line - 1] if line and 0 < line <= len(lines) else ""
-        raise BlockParseError(f"unexpected line in llama-bench table: {bad.strip()!r}",
-                              line) from None
-    shared = run_context(block.context)
-    for item in items:
-        if item[0] == "build":
-            shared.update(build_commit=item[2], build_number=item[3])
-    out: list[Parsed | Problem] = []
-    for kind, line, *rest in items:
-        if kind != "row":
+# A header as llama-bench prints it, or re-pasted from a rendered view without outer pipes.
+HEADER_START = r"^(?=(?:.*\|)?\s*model\s*\|)(?=.*\|\s*test\s*\|)(?=.*\|\s*t/s\s*(?:\||$))"
+HEADER_RE = re.compile(HEADER_START, re.I)
+# The first part of a header a paste wrapped: the rest follows on the next line(s).  It ends
+# inside a cell, or at a pipe when it is the printer's own padded header (`| model` and 24
+# spaces: a table typed by hand that names no test is not one).
+HEADER_PART = (r"^\s*\|\s*model(?:\s*\|\s*(?:model_)?size\s*\|\s*(?:model_n_)?params\s*\|"
+               r"(?!.*\|\s*$)|\s{10,}\|\s*(?:model_)?size\s*\|\s*(?:model_n_)?params\s*\|)")
+HEADER_PART_RE = re.compile(HEADER_PART, re.I)
+# The rest of a wrapped header: header words up to a closing pipe, no digits.
+HEADER_REST = re.compile(r"^\s*[^|\s\d][^|\d]*\|(?:[^|\d]*\|)*\s*$")
+# A row of a table whose header was not pasted: model, size, params, ..., `mean ± std` last.
+DATA_ROW = (r"^\s*\|?\s*[^|\s][^|]*\|\s*\d+(?:\.\d+)?\s*(?:[KMGT]i)?B\s*\|"
+            r"\s*\d+(?:\.\d+)?\s*[KMBT]\s*\|(?:[^|]*\|)*?\s*(?:\*\*|__)?\d+(?:\.\d+)?\s*"
+            r"(?:±|Â±)\s*\d+(?:\.\d+)?(?:\*\*|__)?\s*\|?\s*$")
+DATA_ROW_RE = re.compile(DATA_ROW)
+RULE_CELL = re.compile(r"^:?-+:?$")
+EMPHASIS = re.compile(r"^(\*\*|__|`)(.+)\1$")
+# The columns of a row without its header: llama-bench's default table (a CPU or BLAS backend
+# prints `threads` where a GPU one prints `ngl`).
+DEFAULT_COLUMNS = 7
+
+
+def _is_header(cells: list[str]) -> bool:
+    names = {cell.lower() for cell in cells}
+    return "model" in names and "test" in names and "t/s" in names
+
+
+def _is_rule(cells: list[str]) -> bool:
+    filled = [cell for cell in cells if cell]
+    return bool(filled) and all(RULE_CELL.match(cell) for cell in filled)
+
+
+def _plain(cell: str) -> str:
+    """A cell without the markdown emphasis around it (`**45.08 ± 0.25**`)."""
+    match = EMPHASIS.match(cell)
+    return match.group(2).strip() if match else cell
+
+
+def _header_rest(line: str) -> bool:
+    """Could ``line`` be the rest of a header a paste wrapped?  (Header words and pipes: not
+    a row of values, not a rule.)"""
+    if HEADER_REST.match(line):
+        return True
+    return line.lstrip().startswith("|") and DATA_ROW_RE.search(line) is None \
+        and not _is_rule([c.strip() for c in line.strip().strip("|").split("|")]) \
+        and not any(ch.isdigit() for ch in line)
+
+
+def _wrapped_header(lines: list[str], i: int) -> tuple[int, str] | None:
+    """(its last line, the header joined) when the header a paste wrapped starts at line
+    ``i``; None when no header starts there or it was not wrapped."""
+    line = lines[i]
+    if HEADER_RE.search(line):
+        # whole, unless the wrap fell just before its closing pipe (`... | t/s` then `|`)
+        if line.lstrip().startswith("|") and not line.rstrip().endswith("|") \
+                and i + 1 < len(lines) and lines[i + 1].strip() == "|":
+            return i + 1, line.rstrip() + " |"
+        return None
+    if not HEADER_PART_RE.match(line):
+        return None
+    joined = line
+    for j in range(i + 1, min(i + 4, len(lines))):
+        rest = lines[j]
+        if not _header_rest(rest):
+            return None
+        # A hard wrap cuts anywhere: the pieces join as they are -- but spaces between the
+        # two halves of a word (no header name holds one) are the note's indentation.
+        inside_word = joined[-1:] not in ("", " ", "\t", "|") \
+            and rest[:1].isspace() and not rest.lstrip().startswith("|")
+        joined += rest.lstrip() if inside_word else rest
+        if HEADER_RE.search(joined):
+            if joined.rstrip().endswith("|") or j + 1 == len(lines) \
+                    or lines[j + 1].strip() != "|":
+                return j, joined
+            return j + 1, joined.rstrip() + " |"
+    return None
+
+
+def rejoin_headers(lines: list[str]) -> tuple[list[str], dict[int, str]]:
+    """``lines`` with each header a paste wrapped put back on its first line (the lines it
+    took become blank, so every line keeps its number), and the raw text of each such header
+    by its index."""
+    out = list(lines)
+    raws: dict[int, str] = {}
+    i = 0
+    while i < len(lines):
+        wrapped = _wrapped_header(lines, i) if "model" in lines[i] else None
+        if wrapped is None:
+            i += 1
             continue
-        cells = rest[0]
-        where = block.line_start + line - 1
-        raw = "\n".join((block.lines[0], block.lines[line - 1]))
-        if len(cells) > len(header):
-            cells = rejoin_bracketed(cells)
-        if len(cells) != len(header):
-            out.append(Problem(where, f"row has {len(cells)} cells, the header has "
-                                      f"{len(header)}", raw))
+        last, joined = wrapped
+        out[i] = joined
+        out[i + 1:last + 1] = [""] * (last - i)
+        raws[i] = "\n".join(lines[i:last + 1])
+        i = last + 1
+    return out, raws
+
+
+def table_items(lines: list[str]) -> list[tuple]:
+    """The block's rows and build lines; a line the grammar cannot read becomes
+    ("foreign", line) and the others are still read."""
+    text = "\n".join(lines) + "\n"
+    try:
+        return _parser().parse(text, start="start")
+    except UnexpectedInput:
+        pass
+    items: list[tuple] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
             continue
         try:
-            values = row_values(header, cells)
-            tolerance = printed_tolerance(header, cells)
-            fields = {k: v for k, v in shared.items() if k not in values}
-            row = LlamaBenchResult(**fields, **values, line_start=where, line_end=where,
-                                   raw_text=raw)
-        except ValueError as exc:        # pydantic's ValidationError is a ValueError
-            reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-            out.append(Problem(where, reason, raw))
+            found = _parser().parse(line + "\n", start="start")
+        except UnexpectedInput:
+            items.append(("foreign", number))
             continue
-        out.append(Parsed(row=row, tolerance=tolerance))
+        items.extend((item[0], number, *item[2:]) for item in found)
+    return items
+
+
+def default_header(cells: list[str], context: dict[str, Any]) -> list[str] | None:
+    """The columns of a row printed without its header, when they can be known: llama-bench's
+    default seven, the fifth `threads` or `ngl` as the command line or the backend says."""
+    if len(cells) != DEFAULT_COLUMNS:
+        return None
+    fifth = cells[4].strip()
+    flags = [name for name, field in (("ngl", "n_gpu_layers"), ("threads", "n_threads"))
+             if str(context.get(field)) == fifth]
+    if len(flags) == 1:
+        return ["model", "size", "params", "backend", flags[0], "test", "t/s"]
+    cpu = re.search(r"CPU|BLAS", cells[3], re.I) is not None
+    return ["model", "size", "params", "backend", "threads" if cpu else "ngl", "test", "t/s"]
+
+
+@dataclass
+class _Table:
+    """Rows under one header (or under none: a paste that lost it) and its build line."""
+
+    header: list[str] | None
+    header_raw: str | None
+    rows: list[tuple[int, list[str]]] = dc_field(default_factory=list)
+    build: dict[str, Any] = dc_field(default_factory=dict)
+
+
+def tables(block: Block) -> tuple[list[_Table], list[Problem]]:
+    lines, raws = rejoin_headers(block.lines)
+    found: list[_Table] = []
+    problems: list[Problem] = []
+    for kind, line, *rest in table_items(lines):
+        if kind == "foreign":
+            problems.append(Problem(block.line_start + line - 1, "not a line of the llama-bench "
+                                    "table: skipped", block.lines[line - 1]))
+            continue
+        if kind == "build":
+            if not found:
+                found.append(_Table(None, None))
+            found[-1].build = found[-1].build or {"build_commit": rest[0],
+                                                  "build_number": rest[1]}
+            continue
+        cells = rest[0]
+        if _is_header(cells):
+            found.append(_Table(cells, raws.get(line - 1, block.lines[line - 1])))
+        elif _is_rule(cells):
+            continue
+        else:
+            if not found:
+                found.append(_Table(None, None))
+            found[-1].rows.append((line, cells))
+    return found, problems
+
+
+def build(block: Block) -> list[Parsed | Problem]:
+    found, problems = tables(block)
+    context = run_context(block.context)
+    out: list[Parsed | Problem] = list(problems)
+    for table in found:
+        shared = {**context, **table.build}
+        if table.header is None and table.rows:
+            line, cells = table.rows[0]
+            if len(cells) > DEFAULT_COLUMNS:
+                cells = rejoin_bracketed(cells)
+            if default_header(cells, context) is None:
+                out.append(Problem(block.line_start + line - 1, f"llama-bench rows without "
+                                   f"their header ({len(cells)} cells): which column is which "
+                                   f"is not known, not read",
+                                   "\n".join(block.lines[r - 1] for r, _ in table.rows)))
+                continue
+        for line, cells in table.rows:
+            out.append(_row(block, table, shared, line, cells, context))
     if not out:
         raise BlockParseError("llama-bench table has a header but no rows", 1)
-    return out
+    return sorted(out, key=_line_of)
+
+
+def _line_of(item: Parsed | Problem) -> int:
+    return item.line if isinstance(item, Problem) else item.row.line_start
+
+
+def _row(block: Block, table: _Table, shared: dict[str, Any], line: int, cells: list[str],
+         context: dict[str, Any]) -> Parsed | Problem:
+    where = block.line_start + line - 1
+    raw = block.lines[line - 1] if table.header_raw is None else \
+        "\n".join((table.header_raw, block.lines[line - 1]))
+    header = table.header
+    if header is None or len(cells) > len(header):
+        cells = rejoin_bracketed(cells)
+    if header is None:
+        header = default_header(cells, context)
+        if header is None:
+            return Problem(where, f"row has {len(cells)} cells, the rows before it have "
+                                  f"{DEFAULT_COLUMNS}", raw)
+    if len(cells) != len(header):
+        return Problem(where, f"row has {len(cells)} cells, the header has {len(header)}", raw)
+    cells = [_plain(cell) for cell in cells]
+    try:
+        values = row_values(header, cells)
+        tolerance = printed_tolerance(header, cells)
+        fields = {k: v for k, v in shared.items() if k not in values}
+        row = LlamaBenchResult(**fields, **values, line_start=where, line_end=where,
+                               raw_text=raw)
+    except ValueError as exc:        # pydantic's ValidationError is a ValueError
+        reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        return Problem(where, reason, raw)
+    return Parsed(row=row, tolerance=tolerance)
 
 
 # A row of a table re-pasted from GitHub's rendered view: no outer pipes, cells ` | `-joined.
@@ -435,11 +625,13 @@ BACKEND_LOG = re.compile(r"^(?:ggml_\w+:|GGML_\w+:|\[SYCL\]|get_memory_info:|=+ 
 
 
 def continues(line: str) -> bool:
-    """Table rows and `--progress` lines (a second table's header starts a new block)."""
+    """Table rows (a second table's header and rule too: `build` tells them apart), the rest
+    of a wrapped header, `--progress` lines and backend messages."""
     stripped = line.lstrip()
     return (stripped.startswith("|") or stripped.startswith("llama-bench:")
             or BACKEND_LOG.match(stripped) is not None
-            or RENDERED_ROW.match(stripped) is not None)
+            or RENDERED_ROW.match(stripped) is not None
+            or HEADER_REST.match(stripped) is not None)
 
 
 FORMAT = BlockFormat(
@@ -449,10 +641,12 @@ FORMAT = BlockFormat(
                 "command line and `build:` line around it.",
     upstream=("llama.cpp llama-bench (examples/llama-bench, tools/llama-bench) 2023 – 2026",
               "ik_llama.cpp llama-bench"),
-    markers=("t/s",),
-    # `| model | ... | test | t/s |`, or rendered-and-re-pasted `model | ... | test | t/s`
-    start=re.compile(r"^(?=(?:.*\|)?\s*model\s*\|)(?=.*\|\s*test\s*\|)"
-                     r"(?=.*\|\s*t/s\s*(?:\||$))", re.I),
+    # a header holds `t/s`; its first part, when a paste wrapped it, `| model`
+    markers=("t/s", "| model"),
+    # `| model | ... | test | t/s |`, or rendered-and-re-pasted `model | ... | test | t/s`, or
+    # the first part of a wrapped header.  (Rows printed without their header start the
+    # llama_bench_rows format, which this build reads.)
+    start=re.compile(f"{HEADER_START}|{HEADER_PART}", re.I),
     end=None,
     max_lines=100_000,
     build=build,

@@ -1,0 +1,128 @@
+"""llama-bench tables as pastes leave them: what a paste did costs only what it touched.
+
+Own text throughout; the values are read off the lines by eye.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchvault.ingest.parse import parse_file
+
+HEADER = ("| model                          |       size |     params | backend    | ngl | fa |"
+          "            test |                  t/s |")
+RULE = ("| ------------------------------ | ---------: | ---------: | ---------- | --: | -: |"
+        " --------------: | -------------------: |")
+ROWS = ["| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |  1 |"
+        "           pp512 |      5012.77 ± 21.40 |",
+        "| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |  1 |"
+        "           tg128 |        152.31 ± 0.26 |"]
+WANT = [("pp512", 5012.77, 21.40, 99, 1, "0a1b2c3d", 4321), ("tg128", 152.31, 0.26, 99, 1,
+                                                            "0a1b2c3d", 4321)]
+
+
+def read(tmp_path, text: str, name: str = "paste.txt"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    items = list(parse_file(path))
+    rows = [i.row for i in items if hasattr(i, "row")]
+    warnings = [(w.line, w.reason) for w in items if not hasattr(w, "row")]
+    return rows, warnings
+
+
+def values(rows):
+    return [(r.test, r.avg_ts, r.stddev_ts, r.n_gpu_layers, r.flash_attn, r.build_commit,
+             r.build_number) for r in rows]
+
+
+# every place a terminal could have cut the header after its `params` column
+CUTS = range(HEADER.index("params |") + len("params |"), len(HEADER) - 1)
+
+
+@pytest.mark.parametrize("cut", CUTS)
+@pytest.mark.parametrize("indent", ["", "    "])
+def test_a_header_wrapped_anywhere_is_joined_again(tmp_path, cut, indent):
+    text = "\n".join([HEADER[:cut], indent + HEADER[cut:], RULE, *ROWS, "",
+                      "build: 0a1b2c3d (4321)", ""])
+    rows, warnings = read(tmp_path, text)
+    assert values(rows) == WANT, (HEADER[:cut], HEADER[cut:])
+    assert [r.line_start for r in rows] == [4, 5]
+    # (the reader drops the spaces a line ends with)
+    assert rows[0].raw_text == "\n".join([HEADER[:cut].rstrip(), indent + HEADER[cut:], ROWS[0]])
+    assert warnings == []
+
+
+def test_a_hand_made_table_with_model_and_size_columns_is_not_a_wrapped_header(tmp_path):
+    """`| model | size | params |` without `test` and `t/s`: a table someone typed, left to
+    the published tables."""
+    note = "\n".join(["| model | size | params | notes |", "|---|---|---|---|",
+                      "| llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B | the one we ship |", ""])
+    rows, warnings = read(tmp_path, note, "note.md")
+    assert [type(r).__name__ for r in rows] != [] and all(
+        type(r).__name__ != "LlamaBenchResult" for r in rows)
+    assert not any("llama" in reason for _, reason in warnings)
+
+
+@pytest.mark.parametrize("trailer", [
+    "`build: 0a1b2c3d (4321)`",
+    "`build: 0a1b2c3d (4321)` — the pinned commit, built with `-DGGML_CUDA=ON`.",
+    "build: 0a1b2c3d (4321) (from the nightly image)",
+])
+@pytest.mark.parametrize("gap", [0, 1, 2])
+def test_a_build_line_after_the_table_is_read_whatever_follows_it(tmp_path, trailer, gap):
+    text = "\n".join([HEADER, RULE, *ROWS, *[""] * gap, trailer, "", "Next: the 70B."]) + "\n"
+    rows, warnings = read(tmp_path, text, "note.md")
+    assert values(rows) == WANT
+    assert warnings == []
+
+
+def test_bold_cells_and_a_stray_rule_cost_nothing(tmp_path):
+    bold = ROWS[0].replace("5012.77 ± 21.40", "**5012.77 ± 21.40**")
+    text = "\n".join([HEADER, RULE, bold, "|---|---|", ROWS[1], "build: 0a1b2c3d (4321)", ""])
+    rows, warnings = read(tmp_path, text)
+    assert values(rows) == WANT
+    assert warnings == []
+
+
+def test_a_second_table_right_under_the_first_reads_its_own_header_and_build(tmp_path):
+    other = ("| model | size | params | backend | threads | test | t/s |",
+             "| --- | ---: | ---: | --- | ---: | ---: | ---: |",
+             "| llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B | CPU | 16 | pp512 | 88.10 ± 0.52 |",
+             "build: 9f8e7d6c (4400)")
+    text = "\n".join([HEADER, RULE, *ROWS, *other, ""])
+    rows, warnings = read(tmp_path, text)
+    assert [(r.test, r.backends, r.n_gpu_layers, r.n_threads, r.build_commit) for r in rows] == [
+        ("pp512", "CUDA", 99, None, None), ("tg128", "CUDA", 99, None, None),
+        ("pp512", "CPU", None, 16, "9f8e7d6c")]
+    assert warnings == []
+
+
+def test_rows_without_header_default_columns_or_a_warning(tmp_path):
+    seven = ("| llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B | Metal,BLAS | 12 | pp512 "
+             "| 401.93 ± 1.02 |")
+    eight = ("| llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B | Metal,BLAS | 12 | 1 | pp512 "
+             "| 431.50 ± 0.98 |")
+    rows, warnings = read(tmp_path, "Output:\n" + seven + "\n\nOutput:\n" + eight + "\n")
+    assert [(r.backends, r.n_threads, r.n_gpu_layers, r.avg_ts, r.line_start) for r in rows] == [
+        ("Metal,BLAS", 12, None, 401.93, 2)]
+    assert [(line, "without their header (8 cells)" in reason) for line, reason in warnings] \
+        == [(5, True)]
+
+
+def test_a_command_says_which_column_a_headerless_row_has(tmp_path):
+    """`-t 12` on the command line: the fifth cell of a Vulkan row is its threads, not ngl."""
+    row = ("| llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B | Vulkan | 12 | pp512 | 301.93 ± 1.02 |")
+    rows, _ = read(tmp_path, "$ llama-bench -m llama-8b.gguf -t 12\n" + row + "\n")
+    assert [(r.n_threads, r.n_gpu_layers, r.model_filename) for r in rows] == [
+        (12, None, "llama-8b.gguf")]
+
+
+def test_rows_of_a_published_table_are_not_llama_bench_rows(tmp_path):
+    """A note's own table whose rows look like llama-bench's stays the note's table."""
+    note = "\n".join([
+        "| Model | Size | Params | Backend | ngl | Test | Result |",
+        "|---|---|---|---|---|---|---|",
+        "| llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B | CUDA | 99 | pp512 | 5012.77 ± 21.40 |",
+        ""])
+    rows, _ = read(tmp_path, note, "note.md")
+    assert all(type(r).__name__ != "LlamaBenchResult" for r in rows)
