@@ -30,7 +30,8 @@ demo: install
 
 # The performance figures in one run: a 1 GB server log (BENCH_MB=100 for a quick look)
 # beside grep and the naive loop, blocks/s on the blocks-only log, many files on both cores,
-# and a team's year of notes ingested at 10k, 50k and 100k runs with the reports on it.
+# a team's year of notes ingested at 10k, 50k and 100k runs with the reports on it, and
+# ingest --watch on the 1 GB log (a block appended, idle CPU).
 BENCH_MB ?= 1000
 bench: install
 	@# Byte-compiled as an installed wheel is (an editable install compiles on first import,
@@ -40,6 +41,7 @@ bench: install
 	$(PY) bench/ingest_speed.py --size-mb 200 --chatter-mb 0
 	$(PY) bench/many_files.py
 	$(PY) bench/scale.py
+	$(PY) bench/watch.py --size-mb $(BENCH_MB)
 
 # Real llama-bench / vLLM runs of tests/contract/matrix.toml (heavy: GBs under .contract/, not
 # part of `make test`); `make contract VERSIONS=llama.cpp-0.3.36` runs one version.

@@ -53,20 +53,33 @@ def ingest(
                                                       "is unchanged when its size and "
                                                       "modification time, or else its SHA-256, "
                                                       "are as when it was read)."),
+    watch: bool = typer.Option(False, "--watch", help="Then keep running: new files, and the "
+                               "lines appended to growing ones, are stored as they are written "
+                               "(a growing log is read on from where it stopped, never again "
+                               "from its start; a block still being written waits for its "
+                               "end), each new run shown as one line. Ctrl-C stops it, every "
+                               "file finished as an ingest of it as it is then would store it. "
+                               "Reads in this process (no -j)."),
 ) -> None:
     """Find every benchmark result in PATHS and store it with its context and provenance.
 
     Re-ingesting an unchanged file adds nothing and reads nothing (its size and modification
     time say so, as for make); a changed file replaces its rows in one transaction. Problems
     are warnings with file:line (kept in the unparsed_blocks table); a file that cannot be read
-    at all makes the exit code 1, the rest is still ingested.
+    at all makes the exit code 1, the rest is still ingested. With --watch, what a sweep
+    writes lands as it is written (`benchvault serve` shows it on a page refresh).
     """
     from .ingest.find import TEXT_SUFFIXES, all_unchanged, expand_paths, real_path
     from .ingest.outcome import FileResult
 
     tags = parse_tags(tag)
+    if watch and dry_run:
+        raise typer.BadParameter("--watch stores as it goes: it cannot be a --dry-run")
     if not dry_run:
         check_for_writing(db)
+    if watch:
+        _watch(db, paths, tags, force, as_json)
+        return
     skipped: list[Path] = []
     files = expand_paths(paths, skipped)
     if skipped:
@@ -102,6 +115,90 @@ def ingest(
         if database is not None:
             database.close()
     _report_ingest(results, as_json, dry_run)
+
+
+def _watch(db: Path, paths: list[Path], tags, force: bool, as_json: bool) -> None:
+    """ingest --watch: the library's Watch until Ctrl-C (or SIGTERM), each run one line."""
+    import signal
+    import threading
+
+    from .ingest.watch import Watch
+    from .schemas.store import connect
+
+    stop = threading.Event()
+
+    def stopping(signum, frame) -> None:
+        stop.set()
+        # A second Ctrl-C interrupts at once (what is not committed is rolled back).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    previous = {sig: signal.signal(sig, stopping) for sig in (signal.SIGINT, signal.SIGTERM)}
+    database = connect(db)
+    try:
+        watcher = Watch(database, paths, tags, stop=stop, show=_watch_show(paths, as_json),
+                        force=force)
+        results = watcher.run()
+    finally:
+        database.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if results or as_json:
+        _report_ingest(results, as_json, False, title="benchvault ingest --watch",
+                       warnings=False)
+    if watcher.unfinished:
+        note(f"stopped while reading {', '.join(watcher.unfinished)}: stored as far as it was "
+             "read; the next ingest reads it again", limit=1000)
+        raise typer.Exit(ExitCode.INTERRUPTED)
+
+
+def _watch_show(paths: list[Path], as_json: bool):
+    """What ingest --watch prints: the first pass's summary, then a line per run and per
+    warning as they land (on stderr, like every note)."""
+    from rich.text import Text
+
+    from .ingest.watch import Show
+
+    class Shown(Show):
+        started = False         # the first pass is summed up in a table instead
+
+        def landed(self, path, row, known):
+            if not self.started:
+                return
+            console.print(Text.assemble(("run", "green"), " ",
+                                        data(f"{Path(path).name}:{row.line_start}"), "  ",
+                                        data(row.label or row.section or "-", limit=40),
+                                        f"  {_load(row)}  output ",
+                                        _number(row.output_throughput, " tok/s"),
+                                        "  mean TTFT ", _number(row.mean_ttft_ms, " ms"),
+                                        ("  (seen before)" if known else "", "dim")),
+                          soft_wrap=True)
+
+        def warned(self, path, found):
+            if self.started:
+                warning(found.where(path))
+
+        def read_anew(self, path, why):
+            note(f"{path}: {why}")
+
+        def caught_up(self, results):
+            self.started = True
+            if results and not as_json:
+                _print_summary(results, False)
+            note(f"watching {', '.join(str(p) for p in paths)} (Ctrl-C stops)", limit=1000)
+
+    return Shown()
+
+
+def _load(row) -> str:
+    if row.max_concurrency is not None:
+        return f"c={row.max_concurrency}"
+    if row.request_rate is not None:
+        return f"rate={row.request_rate:g}"
+    return "c=?"
+
+
+def _number(value, unit: str) -> str:
+    return "?" if value is None else f"{value:.2f}{unit}"
 
 
 def _start_reading(db: Path, files: list[Path], tags, force: bool, jobs: int, dry_run: bool):
@@ -157,24 +254,28 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _report_ingest(results, as_json: bool, dry_run: bool) -> None:
+def _report_ingest(results, as_json: bool, dry_run: bool, title: str = "benchvault ingest",
+                   warnings: bool = True) -> None:
+    """The summary (a table, or JSON on stdout); exit 1 when a file could not be read.
+    ``warnings``: print each file's warnings after it (a watch printed them as they came)."""
     if as_json:
         print(json.dumps([{"path": r.path, "status": r.status, "counts": r.counts,
                            "seen_before": r.known, "error": r.error,
                            "warnings": [{"line": w.line, "reason": w.reason} for w in r.warnings]}
                           for r in results], indent=2))
     else:
-        _print_summary(results, dry_run)
+        _print_summary(results, dry_run, title, warnings)
     if any(r.status == "error" for r in results):
         raise typer.Exit(ExitCode.FINDINGS)
 
 
-def _print_summary(results, dry_run: bool) -> None:
+def _print_summary(results, dry_run: bool, title: str = "benchvault ingest",
+                   warnings: bool = True) -> None:
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
-    title = "benchvault ingest" + (" (dry run: nothing written)" if dry_run else "")
+    title += " (dry run: nothing written)" if dry_run else ""
     table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False,
                   caption="rows: other rows stored; known: rows seen before, in another file "
                           "or earlier in this one")
@@ -211,7 +312,7 @@ def _print_summary(results, dry_run: bool) -> None:
     for r in results:
         if r.error:
             error(r.error)
-        for w in r.warnings:
+        for w in r.warnings if warnings else ():
             warning(w.where(r.path))
 
 
@@ -223,12 +324,23 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host",
                              help="Address to bind; 127.0.0.1 unless you mean to share it."),
     open_browser: bool = typer.Option(False, "--open", help="Open a browser tab."),
+    live: Optional[bool] = typer.Option(None, "--live/--immutable", help="--live: serve the "
+                                        "warehouse as it changes (read-only, not immutable: "
+                                        "what a running `ingest --watch` stores shows on a page "
+                                        "refresh). --immutable: serve it as it is now (facet "
+                                        "counts kept between pages). Default: live while a "
+                                        "write-ahead log lies beside it (a writer has it "
+                                        "open), else immutable."),
 ) -> None:
     """Browse the warehouse in Datasette (read-only, with units, facets and canned queries)."""
     from .serve import run_datasette
 
     check_for_reading(db)
-    raise typer.Exit(run_datasette(db, host=host, port=port, open_browser=open_browser))
+    if live is None:
+        wal = Path(f"{db}-wal")
+        live = wal.exists() and wal.stat().st_size > 0
+    raise typer.Exit(run_datasette(db, host=host, port=port, open_browser=open_browser,
+                                   live=live))
 
 
 def _pairs(values: list[str], option: str) -> dict[str, str]:

@@ -4,9 +4,11 @@
 the row models: a title and description per table, a description and unit per column, facets,
 sortable columns, the label shown for a foreign key (a row's ``source_id`` shows its file name),
 the views of ``schemas.views`` and the canned queries of ``browse.queries`` that the database
-can answer.  ``run_datasette`` serves the file immutable on 127.0.0.1 with that metadata, the
+can answer.  ``run_datasette`` serves the file read-only on 127.0.0.1 with that metadata, the
 ``browse`` plugin (units in cells, chart presets) and datasette-vega for charts (its JavaScript
-ships inside the package: nothing is fetched from the internet).
+ships inside the package: nothing is fetched from the internet): immutable (a snapshot, its
+facet counts kept), or live, as an ``ingest --watch`` writes it (each page reads what is
+committed then).
 """
 
 from __future__ import annotations
@@ -41,9 +43,10 @@ UNSORTABLE = ("raw_text", "namespace", "extra", "command")
 LABEL_COLUMNS = ("name", "title", "label")
 
 
-def read_schema(db: Path) -> dict[str, list[str]]:
-    """Table and view names → column names, read without opening the file for writing."""
-    conn = sqlite3.connect(readonly_uri(db, immutable=True), uri=True)
+def read_schema(db: Path, live: bool = False) -> dict[str, list[str]]:
+    """Table and view names → column names, read without opening the file for writing
+    (``live``: with what a writer committed to its write-ahead log)."""
+    conn = sqlite3.connect(readonly_uri(db, immutable=not live), uri=True)
     try:
         names = [r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
@@ -159,9 +162,9 @@ def query_units() -> dict[str, str]:
     return {n: next(iter(u)) for n, u in seen.items() if len(u) == 1 and next(iter(u))}
 
 
-def _query_works(db: Path, sql: str) -> bool:
+def _query_works(db: Path, sql: str, live: bool = False) -> bool:
     """Whether SQLite can prepare ``sql`` against ``db`` (read-only), parameters empty."""
-    conn = sqlite3.connect(readonly_uri(db, immutable=True), uri=True)
+    conn = sqlite3.connect(readonly_uri(db, immutable=not live), uri=True)
     try:
         names = {p for p in _named_parameters(sql)}
         conn.execute(f"EXPLAIN {sql}", {n: "" for n in names})
@@ -178,11 +181,12 @@ def _named_parameters(sql: str) -> list[str]:
     return re.findall(r"(?<!:):(\w+)", sql)
 
 
-def metadata(db: Path, db_name: str | None = None) -> dict[str, Any]:
-    """Datasette metadata for the warehouse ``db``, derived from the models and its schema."""
+def metadata(db: Path, db_name: str | None = None, live: bool = False) -> dict[str, Any]:
+    """Datasette metadata for the warehouse ``db``, derived from the models and its schema
+    (``live``: as a writer has committed it so far)."""
     db = Path(db)
     db_name = db_name or db.stem
-    present = read_schema(db)
+    present = read_schema(db, live)
     tables: dict[str, Any] = {}
     units: dict[str, dict[str, str]] = {}
     for model in row_models():
@@ -199,7 +203,7 @@ def metadata(db: Path, db_name: str | None = None) -> dict[str, Any]:
             units[view.name] = {n: d.unit for n, d in view.columns().items() if d.unit}
     queries, charts = {}, {}
     for query, sql in canned.canned_queries(present):
-        if not _query_works(db, sql):
+        if not _query_works(db, sql, live):
             continue
         queries[query.name] = {"title": query.title, "description": query.description,
                                "sql": sql, "hide_sql": True}
@@ -223,9 +227,10 @@ def _display_units(model: type[Row], columns: list[str]) -> dict[str, str]:
 
 
 def datasette_command(db: Path, meta_path: Path, host: str = "127.0.0.1",
-                      port: int = 8001) -> list[str]:
-    """The ``datasette serve`` command line: immutable file, our metadata, plugin and CSS."""
-    return [sys.executable, "-m", "datasette", "serve", "-i", str(db),
+                      port: int = 8001, live: bool = False) -> list[str]:
+    """The ``datasette serve`` command line: the file immutable (or, ``live``, opened
+    read-only by each query: Datasette's mutable mode), our metadata, plugin and CSS."""
+    return [sys.executable, "-m", "datasette", "serve", *(["-i"] if not live else []), str(db),
             "--metadata", str(meta_path), "--host", host, "--port", str(port),
             "--plugins-dir", str(BROWSE / "plugins"),
             "--static", f"{STATIC_MOUNT}:{BROWSE / 'static'}",
@@ -241,18 +246,19 @@ def datasette_command(db: Path, meta_path: Path, host: str = "127.0.0.1",
 
 
 def run_datasette(db: Path, host: str = "127.0.0.1", port: int = 8001,
-                  open_browser: bool = False) -> int:
-    """Serve ``db`` immutable (read-only) and block until Datasette exits."""
+                  open_browser: bool = False, live: bool = False) -> int:
+    """Serve ``db`` read-only and block until Datasette exits: immutable, or ``live`` (a
+    page refreshed shows what a running ingest committed since)."""
     wal = Path(f"{db}-wal")
-    if wal.exists() and wal.stat().st_size:
+    if not live and wal.exists() and wal.stat().st_size:
         # Immutable readers do not see a write-ahead log: an ingest is running or was killed.
         print(f"warning: {wal} holds writes not yet in {db.name} (an ingest is running or was "
               "interrupted); they will not show until it finishes or the next ingest "
-              "checkpoints them.", file=sys.stderr)
+              "checkpoints them (`benchvault serve --live` shows them).", file=sys.stderr)
     with tempfile.TemporaryDirectory() as tmp:
         meta_path = Path(tmp) / "metadata.json"
-        meta_path.write_text(json.dumps(metadata(db), indent=2))
-        command = datasette_command(db, meta_path, host, port)
+        meta_path.write_text(json.dumps(metadata(db, live=live), indent=2))
+        command = datasette_command(db, meta_path, host, port, live)
         if open_browser:
             command.append("--open")
         child = subprocess.Popen(command)

@@ -122,3 +122,44 @@ def assert_same_item(a, b) -> None:
         assert (a.warnings, a.tolerance) == (b.warnings, b.tolerance)
     else:
         assert a == b
+
+
+# The contract's vLLM captures (fixtures/contract/vllm-*), saved as people save them: each
+# server's log in a file of its own, each client run in another.  version → server log → the
+# port it listened on and the model name it served.
+CAPTURED_SERVERS = {
+    "vllm-0.11.0": {"server.log": (58525, "tiny-llama-cd1e84fc")},
+    "vllm-0.27.1": {"server.log": (32889, "tiny-llama-593769cf"),
+                    "spec_server.log": (34811, "tiny-llama-22f8d41c")},
+    "vllm-0.32.0": {"server.log": (53045, "tiny-llama-cc9952da"),
+                    "spec_server.log": (42099, "tiny-llama-cea3251d")}}
+CAPTURED_CLIENTS = ("c2", "goodput", "openai_chat", "rate4_percentiles")
+
+
+def split_captures(folder: Path, with_results: bool = False) -> list[Path]:
+    """Every contract server log and client capture copied to ``folder``/<version>/, each a
+    file of its own (with each client's --save-result JSON when ``with_results``)."""
+    import shutil
+
+    out = []
+    for version, servers in CAPTURED_SERVERS.items():
+        (folder / version).mkdir(parents=True)
+        names = [*servers, *(f"{c}.txt" for c in CAPTURED_CLIENTS)]
+        if "spec_server.log" in servers:
+            names.append("spec_c2.txt")
+        if with_results:
+            names += [n.replace(".txt", ".truth.json") for n in names if n.endswith(".txt")]
+        for name in names:
+            shutil.copy2(FIXTURES / "contract" / version / name, folder / version / name)
+            out.append(folder / version / name)
+    return out
+
+
+def rewritten(source: Path, target: Path, *replacements: tuple[str, str]) -> Path:
+    """``source`` copied to ``target`` with each (old, new) text replaced, bytes otherwise
+    kept (a server log's carriage returns too)."""
+    text = source.read_bytes().decode("utf-8")
+    for old, new in replacements:
+        text = text.replace(old, new)
+    target.write_bytes(text.encode("utf-8"))
+    return target

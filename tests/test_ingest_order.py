@@ -19,7 +19,7 @@ from benchvault.ingest.pipeline import ingest_paths
 from benchvault.reports.render import build
 from benchvault.reports.update import update_file
 from benchvault.schemas.store import connect
-from conftest import FIXTURES, ROOT, SEEDS
+from conftest import FIXTURES, ROOT, SEEDS, rewritten, split_captures
 
 FILES = expand_paths([FIXTURES])
 ORDERS = {"path": FILES, "reverse": FILES[::-1],
@@ -124,3 +124,78 @@ def test_any_ingest_order_gives_the_same_runs(order, in_path_order, tmp_path_fac
     runs = _runs(_ingested(tmp_path_factory.mktemp("order") / "w.db", list(order)))
     assert len(runs) > 30 and any(r[8] > 1 for r in runs)
     assert runs == in_path_order
+
+
+# --- runs linked to launches read in other files ---------------------------------------------
+
+def _linked(db: Path) -> list[tuple]:
+    """Each run's launch (by where each was read), how it was found, its window and what its
+    server logged in it; the link warnings with their files, and each file's count."""
+    conn = sqlite3.connect(db)
+    try:
+        runs = sorted(conn.execute(
+            "SELECT g.path, x.line_start, s.path, l.line_start, r.engine, r.launch_matched_on, "
+            "r.window_start, r.window_end, r.window_from, c.key, v.stats_lines, v.max_running, "
+            "v.mean_generation_throughput, v.spec_decode_lines "
+            "FROM serving_runs r JOIN sightings x ON x.run_id = r.id "
+            "JOIN sources g ON g.id = x.source_id "
+            "LEFT JOIN server_launches l ON l.id = r.launch_id "
+            "LEFT JOIN sources s ON s.id = l.source_id "
+            "LEFT JOIN configurations c ON c.id = r.config_id "
+            "LEFT JOIN run_server_stats v ON v.run_id = r.id").fetchall(), key=repr)
+        warned = sorted(conn.execute(
+            "SELECT s.path, u.line, u.reason FROM unparsed_blocks u JOIN sources s "
+            "ON s.id = u.source_id WHERE u.format = 'link'").fetchall())
+        counts = sorted(conn.execute("SELECT path, warnings FROM sources").fetchall())
+        return [runs, warned, counts]
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def captures(tmp_path_factory) -> list[Path]:
+    """The contract's captures split as people save them, with their JSON; two servers of
+    one model on two ports; and two launches no client can tell apart."""
+    folder = tmp_path_factory.mktemp("captures")
+    files = split_captures(folder / "contract", with_results=True)
+    server = FIXTURES / "contract" / "vllm-0.11.0" / "server.log"
+    client = FIXTURES / "contract" / "vllm-0.11.0" / "c2.txt"
+    duration = "Benchmark duration (s):                  0.1"
+
+    def bench(name: str, port: int, digit: int) -> Path:
+        # Another run (its duration told apart) against ``port``.
+        return rewritten(client, folder / name, ("127.0.0.1:58525", f"127.0.0.1:{port}"),
+                         (f"{duration}7", f"{duration}{digit}"))
+
+    for port, digit in ((18731, 1), (18732, 2)):
+        files.append(rewritten(server, folder / f"server-{port}.log", ("58525", str(port))))
+        files.append(bench(f"bench-{port}.txt", port, digit))
+    files.append(rewritten(server, folder / "twin-a.log", ("58525", "18740")))
+    files.append(rewritten(server, folder / "twin-b.log", ("58525", "18740"),
+                           ("262,144 tokens", "131,072 tokens")))
+    files.append(bench("bench-twins.txt", 18740, 3))
+    return files
+
+
+def test_links_across_files_do_not_depend_on_the_ingest_order(captures, tmp_path):
+    """Clients and servers in any order, together or one ingest each (a server's log read
+    after its clients', then again): the same links, windows, server stats and warnings."""
+    states = []
+    for seed, order in enumerate([captures, captures[::-1],
+                                  *(random.Random(n).sample(captures, len(captures))
+                                    for n in range(3))]):
+        states.append(_linked(_ingested(tmp_path / f"together-{seed}.db", order)))
+    db = tmp_path / "one-by-one.db"
+    for path in sorted(captures, key=lambda p: p.suffix == ".log"):      # servers last
+        _ingested(db, [path])
+    states.append(_linked(db))
+    warehouse = connect(db)
+    try:
+        ingest_paths(warehouse, [p for p in captures if p.suffix == ".log"], force=True)
+    finally:
+        warehouse.close()
+    states.append(_linked(db))
+    runs, warned, _ = states[0]
+    assert len(runs) > 20 and sum(r[2] is not None for r in runs) > 20 and len(warned) == 1
+    for state in states[1:]:
+        assert state == states[0]

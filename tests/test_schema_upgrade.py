@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import sqlite3
 
+from benchvault.dbfile import SCHEMA_VERSION
 from benchvault.schemas.store import connect
 from benchvault.schemas.tables import stored_order
 from benchvault.schemas.models import ServingRun
-from conftest import SEEDS, ingest_into, rows
+from benchvault.schemas.server import ServerLaunch
+from conftest import FIXTURES, SEEDS, ingest_into, rows
+
+CONTRACT = FIXTURES / "contract" / "vllm-0.11.0"
 
 
 def _columns(db, table):
@@ -38,5 +42,39 @@ def test_an_older_warehouse_gets_its_columns_in_reading_order(tmp_path):
     assert rows(db, "SELECT * FROM serving_runs ORDER BY id") == before
     assert rows(db, "SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name") == \
         indexes
-    assert rows(db, "PRAGMA user_version") == [{"user_version": 2}]
+    assert rows(db, "PRAGMA user_version") == [{"user_version": SCHEMA_VERSION}]
     assert len(rows(db, "SELECT * FROM latency")) > 0          # its views made again
+
+
+def test_a_schema_2_warehouse_gets_launch_keys_and_links_runs_read_after(tmp_path):
+    """Schema 3 keeps a launch's port and served model name, and a run's link and window: a
+    schema-2 warehouse gets the columns (in reading order) and its launches' keys from the
+    arguments they stored; a client capture ingested after links to its launch."""
+    db = tmp_path / "w.db"
+    ingest_into(db, CONTRACT / "server.log")
+    warehouse = connect(db)
+    new = {"server_launches": ("port", "served_model_name"),
+           "serving_runs": ("launch_matched_on", "engine_from_launch", "window_start",
+                            "window_end", "window_from"),
+           "sightings": ("logged_before",)}
+    for view in ("runs_with_server", "run_server_stats", "latency"):
+        warehouse.execute(f"DROP VIEW IF EXISTS {view}")
+    for index in ("idx_server_launches_port", "idx_server_launches_source_id_line_start"):
+        warehouse.execute(f"DROP INDEX {index}")
+    for table, columns in new.items():
+        warehouse[table].transform(drop=set(columns))
+    warehouse.execute("PRAGMA user_version=2")
+    warehouse.close()
+    assert "port" not in _columns(db, "server_launches")
+
+    connect(db).close()
+    assert rows(db, "PRAGMA user_version") == [{"user_version": SCHEMA_VERSION}]
+    assert _columns(db, "server_launches") == stored_order(ServerLaunch)
+    assert _columns(db, "serving_runs") == stored_order(ServingRun)
+    assert rows(db, "SELECT port, served_model_name FROM server_launches") == \
+        [{"port": 58525, "served_model_name": "tiny-llama-cd1e84fc"}]
+
+    ingest_into(db, CONTRACT / "c2.txt")
+    assert rows(db, "SELECT r.engine, l.port FROM serving_runs r JOIN server_launches l "
+                    "ON l.id = r.launch_id") == [{"engine": "vllm", "port": 58525}]
+    assert rows(db, "SELECT stats_lines FROM run_server_stats") == [{"stats_lines": 1}]

@@ -202,6 +202,26 @@ def server_capacity(present: Present) -> str | None:
             f"ORDER BY {', '.join(f'l.{c}' for c in facets[:3]) or 'l.id'}")
 
 
+def server_during_runs(present: Present) -> str | None:
+    """Each run linked to its server beside what that server logged while it ran."""
+    if "run_server_stats" not in present or not _has(present, "serving_runs", "launch_id"):
+        return None
+    runs = _pick(present, "serving_runs", "r", ("label", "engine", "model", "max_concurrency",
+                                                 "request_rate", "output_throughput",
+                                                 "mean_ttft_ms", "launch_matched_on"))
+    launch = _pick(present, "server_launches", "l", ("version", "port"))
+    stats = [f"v.{c}" for c in present["run_server_stats"] if c not in ("run_id", "launch_id")]
+    where_cols, join = _where_from(present, "serving_runs", "r")
+    order = "s.path, r.line_start" if join else "r.line_start"
+    return (f"SELECT r.id AS run_id, {', '.join(runs)},\n"
+            f"  {', '.join(f'{c} AS server_{c[2:]}' for c in launch) or 'r.launch_id'},\n"
+            f"  {', '.join(stats)}, {where_cols}\n"
+            f"FROM serving_runs r JOIN run_server_stats v ON v.run_id = r.id{join}\n"
+            "LEFT JOIN server_launches l ON l.id = r.launch_id\n"
+            "WHERE (:model = '' OR r.model LIKE '%' || :model || '%')\n"
+            f"ORDER BY {order}")
+
+
 def latest_ingest(present: Present) -> str | None:
     if not _has(present, "sources", "ingested_at", "name"):
         return None
@@ -340,6 +360,16 @@ QUERIES: tuple[CannedQuery, ...] = (
                 "What each server launch reported about its capacity (memory, KV cache, "
                 "maximum concurrency), with its settings.",
                 server_capacity),
+    CannedQuery("server_during_runs", "The server during each run",
+                "Each run linked to its server launch (in its own file, or found in another "
+                "by port, model and time) beside what the server logged in the run's window: "
+                "stats lines, most requests running and waiting, highest KV-cache usage, mean "
+                "generation throughput, preemptions, speculative-decoding acceptance. Leave "
+                "model empty for all; a part of the name matches.",
+                server_during_runs,
+                {"mark": "bar", "x_column": "max_concurrency", "x_type": "ordinal",
+                 "y_column": "max_running", "y_type": "quantitative",
+                 "color_column": "model"}),
     CannedQuery("configuration_repeats", "Configurations and their repeats",
                 "Each configuration (what defines a run: engine, model, launch settings, "
                 "workload, load) with its number of runs n and, over them, the mean, sample "

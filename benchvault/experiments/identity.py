@@ -30,7 +30,8 @@ from ..schemas.models import INCOMPLETE, json_safe
 # Columns that say where a row was read, not what it is.
 PROVENANCE = ("id", "source_id", "line_start", "line_end", "raw_text")
 # Columns the warehouse sets after storing a row; no sighting says them.
-WAREHOUSE = ("sightings", "config_id", "group_id")
+WAREHOUSE = ("sightings", "config_id", "group_id", "launch_matched_on", "engine_from_launch",
+             "window_start", "window_end", "window_from")
 _NOT_CONTENT = frozenset(PROVENANCE + WAREHOUSE)
 # Context: merged from every sighting, never compared (a JSON has no heading).
 CONTEXT = ("section", "label", "tags", "command", "namespace", "extra", "format", "engine",

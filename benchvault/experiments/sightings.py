@@ -74,11 +74,17 @@ def row_values(db: sqlite_utils.Database, identity: Identity, row_id: int) -> di
 
 
 def values_of(identity: Identity, stored: dict[str, Any]) -> dict[str, Any]:
-    """A stored row's columns as a sighting would say them (JSON columns decoded)."""
+    """A stored row's columns as a sighting would say them (JSON columns decoded), without
+    what the warehouse added from a launch read elsewhere (experiments.launches): no sighting
+    said that, and a record must not keep it."""
     values = identity.content(stored)
     for name in _json_columns(identity.table):      # stored as JSON text
         if isinstance(values.get(name), str):
             values[name] = loads(values[name])
+    if stored.get("launch_matched_on") is not None:
+        values["launch_id"] = None
+    if stored.get("engine_from_launch"):
+        values["engine"] = "unknown"
     return values
 
 

@@ -145,6 +145,11 @@ class Placer:
         self.touched_runs: set[int] = set()
         self.merged = 0
 
+    def forget_stored(self) -> None:
+        """Ask the warehouse afresh: another writer may have stored sightings since (a file a
+        watch follows is stored in parts, other files' between them)."""
+        self.widest.clear()
+
     def tracks(self, row: Row) -> bool:
         return row.__table__ in self.ids
 

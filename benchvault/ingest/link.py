@@ -121,13 +121,21 @@ class Linker:
     def finish(self) -> None:
         """Write every launch that changed since it was last written (once per file), then
         place each among the launches already stored."""
+        self.save()
+        if self.place_launch is not None:
+            for launch in self.launches:
+                launch.id = self.place_launch(launch.id, dict(launch.model().__dict__))
+
+    def save(self) -> list[int]:
+        """Write every launch that changed since it was last written; their ids.  (A file a
+        watch follows is committed in parts: its launches as assembled so far.)"""
+        saved = [launch.id for launch in self.launches if launch.id in self.unsaved]
         for launch in self.launches:
-            model = launch.model()
             if launch.id in self.unsaved:
-                store.update(self.db, ServerLaunch.__table__, launch.id, store.to_record(model))
-            if self.place_launch is not None:
-                launch.id = self.place_launch(launch.id, dict(model.__dict__))
+                store.update(self.db, ServerLaunch.__table__, launch.id,
+                             store.to_record(launch.model()))
         self.unsaved.clear()
+        return saved
 
     def _launch_in_scope(self, section: str | None) -> Launch | None:
         for launch in reversed(self.launches):

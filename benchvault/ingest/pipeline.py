@@ -9,11 +9,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from ..experiments.launches import LINK_FORMAT, link_across_files, runs_to_relink
 from ..experiments.refresh import refresh_configurations, summarise
 from ..reading.lines import FileDigest, ReadReport, UnreadableFile, file_digest
 from . import store
 from .find import expand_paths, real_path, resolve_afresh, stat_says, stored  # noqa: F401
-from .outcome import FileResult
+from .outcome import FileResult, IngestWarning
 from .parse import Parsing, parse_file
 from .workers import can_fork, start_reading
 
@@ -136,11 +137,17 @@ def _ingest_file(db: sqlite_utils.Database, path: Path, tags: dict[str, str] | N
             items = parse_file(path, tags, report)
         digest = FileDigest(path, stat.st_size)
         forgotten: tuple[set[int], set[int]] = (set(), set())
+        relink: set[int] = set()
         if existing:
+            # The runs linked to (or matching) its launches from before: matched again after.
+            relink = runs_to_relink(db, existing["id"])
             forgotten = store.forget(db, existing["id"])
             result.status = "replaced"
         source_id = store.add_source(db, abspath, path.name, stat, tags)
         store.write_rows(db, source_id, items, result, forgotten)
+        # Its runs and launches matched with other files' (experiments/launches.py).
+        result.warnings += [IngestWarning(line, reason, LINK_FORMAT) for line, reason
+                            in link_across_files(db, source_id, relink | forgotten[0])]
         sha, size = digest.result()
         store.finish_source(db, source_id, sha, size, report, result)
         db.execute("COMMIT")
@@ -181,7 +188,10 @@ def forget_missing(db: sqlite_utils.Database, arguments: Iterable[str | Path]
     for source_id, stored_path in gone:
         db.execute("BEGIN IMMEDIATE")
         try:
-            refresh_configurations(db, *store.forget(db, source_id))
+            relink = runs_to_relink(db, source_id)
+            touched, configs = store.forget(db, source_id)
+            refresh_configurations(db, touched, configs)
+            link_across_files(db, None, relink | touched)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")

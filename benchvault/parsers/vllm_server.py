@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from lark import Lark, Token, Transformer, Tree, v_args
 
@@ -241,8 +242,12 @@ class LineToFacts(Transformer):
     def num_gpu_blocks(self, _engine, count):
         return "num_gpu_blocks", {"gpu_blocks": _count(count)}
 
-    def server_ready(self, *_):
-        return "server_ready", {}
+    def server_ready(self, *tokens):
+        # The address it listens on (`http://0.0.0.0:8000`, uvicorn's `socket ('0.0.0.0',
+        # 8000)`): its port is what a benchmark client names.
+        address = next((t for t in tokens if t.type in ("URL", "SOCKET")), None)
+        port = listen_port(str(address)) if address is not None else None
+        return "server_ready", ({"port": port} if port is not None else {})
 
 
 # Start-up figures no column holds go to the launch's ``extra`` as name → {value, unit}; memory
@@ -261,6 +266,21 @@ USAGE_NAMES = {"consumed memory (weights + non-torch)": "consumed_memory",
                "peak activation": "torch_peak_memory", "non-torch memory": "non_torch_memory",
                "CUDAGraph memory": "cuda_graph_memory", "weight": "weights",
                "weights": "weights"}
+
+
+_SOCKET_PORT = re.compile(r",\s*(\d+)\s*\)$")
+
+
+def listen_port(address: str) -> int | None:
+    """The port of a listening address as a server prints it: `http://0.0.0.0:8000`,
+    `http://[::]:8000`, `socket ('0.0.0.0', 8000)`; None for a unix socket or no port."""
+    match = _SOCKET_PORT.search(address)
+    if match:
+        return int(match[1])
+    try:
+        return urlsplit(address).port
+    except ValueError:
+        return None
 
 
 def _items(items) -> list[Any]:
@@ -331,7 +351,8 @@ CONFIG_KEYS = {"model": "model", "tensor_parallel_size": "tensor_parallel_size",
                "data_parallel_size": "data_parallel_size", "max_seq_len": "max_model_len",
                "quantization": "quantization", "dtype": "dtype",
                "kv_cache_dtype": "kv_cache_dtype", "enforce_eager": "enforce_eager",
-               "num_scheduler_steps": "num_scheduler_steps"}
+               "num_scheduler_steps": "num_scheduler_steps",
+               "served_model_name": "served_model_name"}
 CONFIG_VALUE = re.compile(r"(?:^|[\s,])(?P<key>" + "|".join(CONFIG_KEYS) +
                           r")=(?P<value>'[^']*'|\"[^\"]*\"|[^,\s]+)")
 
@@ -375,13 +396,18 @@ ALIASES = {
                "speculative_model", "speculative_num_draft_tokens": "num_speculative_tokens",
                "disable_cuda_graph": "enforce_eager"},
     "llama.cpp": {"m": "model", "c": "max_model_len", "ctx_size": "max_model_len",
-                  "np": "max_num_seqs", "parallel": "max_num_seqs"},
+                  "np": "max_num_seqs", "parallel": "max_num_seqs",
+                  "alias": "served_model_name", "a": "served_model_name"},
     "vllm": {"model_tag": "model"},
 }
 INT_COLUMNS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
-               "max_model_len", "max_num_seqs", "num_scheduler_steps", "num_speculative_tokens")
+               "max_model_len", "max_num_seqs", "num_scheduler_steps", "num_speculative_tokens",
+               "port")
 TEXT_COLUMNS = ("model", "quantization", "dtype", "kv_cache_dtype", "speculative_model")
 SIZE_SUFFIX = {"k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
+# The port a server listens on when its arguments name none (vLLM and SGLang print no port
+# in `non-default args` when it is the default).
+DEFAULT_PORTS = {"vllm": 8000, "sglang": 30000, "llama.cpp": 8080}
 
 
 def _as_int(value: Any) -> int | None:
@@ -438,6 +464,11 @@ def columns_from_args(args: dict[str, Any], engine: str | None) -> dict[str, Any
     for column in TEXT_COLUMNS:
         value = named.get(column)
         out[column] = str(value) if value is not None and not isinstance(value, bool) else None
+    names = named.get("served_model_name")
+    if isinstance(names, list):       # `--served-model-name a b`: the first is the model's id
+        names = names[0] if names else None
+    if isinstance(names, str) and names:
+        out["served_model_name"] = names
     out["gpu_memory_utilization"] = _as_float(named.get("gpu_memory_utilization"))
     out["enforce_eager"] = _as_bool(named.get("enforce_eager"))
     return {k: v for k, v in out.items() if v is not None}
@@ -535,6 +566,8 @@ class Assembly:
             args.update(self.printed_args)
             row.update(columns_from_args(self.printed_args, engine))
         row.update(self.values)
+        if row.get("port") is None and (self.command or self.printed_args is not None):
+            row["port"] = DEFAULT_PORTS.get(engine)
         row.update(engine=engine, command=self.command, args=args or None,
                    extra=dict(self.extra) or None,
                    args_from=self.args_from or ("command" if self.command else None),
@@ -564,7 +597,7 @@ FORMAT = LineFormat(
              "KV cache memory:", "Free memory on device", "CUDA graph", "Dynamo bytecode",
              "Compiling a graph", "compiled graph", "torch.compile", "Initializing model",
              "warmup run", "max model len", "Chunked prefill", "max_num_scheduled_tokens",
-             "cache_config_info"),
+             "cache_config_info", "Starting vLLM", "Uvicorn running on"),
     # Each phrase with the start of its value, so prose that names a line is not read as one.
     pattern=re.compile(
         r"vLLM API server version \S|\bargs: (?:Namespace\(|\{)"
@@ -573,7 +606,8 @@ FORMAT = LineFormat(
         r"|(?:Loading model weights|Model loading|Loading weights) took \d"
         # anchored, so a line repeating `init engine` is scanned once, not once per repeat
         r"|^(?:(?!init engine\b).)*+init engine\b.*took \d"
-        r"|Graph capturing finished in \d|Starting vLLM API server (?:\d+ )?on \w+://"
+        r"|Graph capturing finished in \d|Starting vLLM (?:API )?server (?:\d+ )?on \w+://"
+        r"|Uvicorn running on (?:\w+://|socket \()"
         r"|Application startup complete"
         r"|Memory profiling (?:takes \d|results: \w+=)|can use total_gpu_memory \(\d"
         r"|^(?:.*\]\s*)?model weights take \d|Available KV cache memory: \d"

@@ -48,6 +48,10 @@ class ReadReport:
     fallback_lines: list[int] = field(default_factory=list)
     # Told how many bytes each chunk read: a progress bar by bytes on a big file.
     on_bytes: Callable[[int], None] | None = None
+    # Asked at the end of the bytes written so far, for a file still being written
+    # (`ingest --watch`): it returns once more may be there (True: read on) or when the file is
+    # to end here (False).  An unfinished last line waits for its end in the meantime.
+    follow: Callable[[], bool] | None = None
 
 
 def clean_line(text: str) -> str:
@@ -142,6 +146,8 @@ class LineSource:
         if self.eof:
             return False
         data = self.fh.read(self.CHUNK)
+        while not data and self._written_on():
+            data = self.fh.read(self.CHUNK)
         if not data:
             self.eof = True
             return False
@@ -149,6 +155,8 @@ class LineSource:
         while not end:  # one line longer than a chunk: read on
             more = self.fh.read(self.CHUNK)
             if not more:
+                if self._written_on():
+                    continue
                 end = len(data)  # the last line, without its newline
                 break
             found = more.rfind(b"\n")
@@ -167,6 +175,10 @@ class LineSource:
         self.candidates = self.prefilter.candidates(data, end) if self.prefilter else []
         self.next_candidate = 0
         return True
+
+    def _written_on(self) -> bool:
+        """At the end of the bytes written so far: may more be read (ReadReport.follow)?"""
+        return self.report.follow is not None and self.report.follow()
 
     def __next__(self) -> tuple[int, str]:
         if self.utf16:

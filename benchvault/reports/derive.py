@@ -59,6 +59,27 @@ DERIVED: dict[str, Derived] = {
     "group_title": Derived("Group", "The comparable group of the row (model family, hardware, "
                            "workload).", kind="text"),
     "speculative_model": Derived("Draft model", "Draft model of the launch.", kind="text"),
+    # What the run's server logged in the run's window (view run_server_stats).
+    "stats_lines": Derived("Stats lines", "Engine stats lines the server logged in the run's "
+                           "window.", kind="int"),
+    "max_running": Derived("Max running", "Most requests the server ran at once.", kind="int"),
+    "max_waiting": Derived("Max waiting", "Most requests waiting at once.", kind="int"),
+    "max_gpu_kv_cache_usage_pct": Derived("Max KV cache (%)", "Highest GPU KV-cache usage."),
+    "max_cpu_kv_cache_usage_pct": Derived("Max CPU KV cache (%)", "Highest CPU KV-cache usage."),
+    "mean_generation_throughput": Derived("Server gen Tok/s", "Mean of the server's "
+                                          "generation throughput lines."),
+    "mean_prompt_throughput": Derived("Server prompt Tok/s", "Mean of the server's prompt "
+                                      "throughput lines."),
+    "max_swapped": Derived("Max swapped", "Most requests swapped out to CPU (V0).", kind="int"),
+    "preemptions": Derived("Preemptions", "Requests preempted (V1's counts, summed).",
+                           kind="int"),
+    "spec_decode_lines": Derived("Spec lines", "Speculative-decoding metrics lines logged.",
+                                 kind="int"),
+    "spec_accepted_tokens": Derived("Accepted", "Draft tokens accepted.", kind="int"),
+    "spec_draft_tokens": Derived("Drafted", "Draft tokens proposed.", kind="int"),
+    "spec_acceptance_rate": Derived("Acceptance", "Accepted / proposed draft tokens."),
+    "spec_mean_acceptance_length": Derived("Acceptance length", "Tokens per draft, bonus "
+                                           "included."),
 }
 
 ENGINE_NAMES = {"vllm": "vLLM", "llama.cpp": "llama.cpp", "sglang": "SGLang",

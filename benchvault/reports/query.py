@@ -15,6 +15,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from ..dbfile import readonly_uri
+from ..schemas.views import SERVER_STATS_COLUMNS
 
 # Columns a report never needs; they make a frame heavy.
 HEAVY_COLUMNS = {"raw_text", "namespace", "command", "extra", "args"}
@@ -95,6 +96,12 @@ def select_sql(conn: sqlite3.Connection, table: str, conditions: Iterable[Condit
             present = set(table_columns(conn, target))
             select += [f'{alias}."{c}" AS {new}' for c, new in names if c in present]
             joins.append(f'LEFT JOIN "{target}" {alias} ON {alias}.id = t.{fk}')
+    # What the run's server logged while it ran (view run_server_stats): columns to ask for
+    # with --columns (max_running, mean_generation_throughput, spec_acceptance_rate ...).
+    if table == "serving_runs" and has_table(conn, "run_server_stats"):
+        present = set(table_columns(conn, "run_server_stats"))
+        select += [f'v."{c}"' for c in SERVER_STATS_COLUMNS if c in present]
+        joins.append("LEFT JOIN run_server_stats v ON v.run_id = t.id")
     # What the warehouse knows about each run: its configuration's fields and its group.
     if "config_id" in cols and has_table(conn, "configurations"):
         taken = set(cols) | {name for _, name in LAUNCH_COLUMNS}

@@ -69,6 +69,11 @@ class Sighting(Row):
     near_tolerance: float | None = col(
         "The tolerance of the value a run or llama-bench row is looked up by (duration, avg_ts): "
         "0 for an exact value.  The widest one stored bounds the look-up of a new sighting.")
+    logged_before: str | None = col(
+        "A serving run's: the last log timestamp its file printed before this block, after the "
+        "previous one (`vllm bench serve` logs `INFO 11-23 10:07:02 ...`; `MM-DD HH:MM:SS` "
+        "when no year was printed): in a client's own capture, about when the run began; in "
+        "its server's log, about when it ended (serving_runs.window_start).")
 
 
 class ExperimentGroup(Row):

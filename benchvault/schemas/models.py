@@ -221,6 +221,24 @@ class ServingRunBase(Provenance):
     config_id: int | None = col("Its configuration (configurations.id): runs sharing one "
                                 "are repeats.")
     group_id: int | None = col("Its comparable group (experiment_groups.id).", facet=True)
+    launch_matched_on: str | None = col(
+        "How launch_id was found when the launch was read in another file: what the client "
+        "and the server both named (`port 8000, model x, time`); null when the launch is in "
+        "the run's own file, or none was found.")
+    engine_from_launch: bool | None = col(
+        "The client did not say which engine it measured: `engine` is its launch's.")
+    window_start: str | None = col(
+        "Start of the run in its server's clock (the form its log prints: `MM-DD HH:MM:SS` "
+        "without a year): the engine stats logged from here to window_end are the run's "
+        "(view run_server_stats).")
+    window_end: str | None = col(
+        "End of the run's window: the first stats line its server logged after the run "
+        "ended (within 10 s), else the end itself.")
+    window_from: str | None = col(
+        "What the window was worked out from: `result date` (the --save-result JSON's date: "
+        "its end), `client clock` (the last time its client logged before the result: its "
+        "start), `server log` (the last time logged before the result in its server's own "
+        "log: its end) or `file time` (the file's modification time: its end).", facet=True)
 
 
 ServingRun = create_model("ServingRun", __base__=ServingRunBase, __module__=__name__,

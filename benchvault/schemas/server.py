@@ -19,7 +19,8 @@ class ServerLaunch(Provenance):
                        "the version, KV-cache capacity and how long it took to load.")
     __foreign_keys__ = (("source_id", "sources", "id"),)
 
-    __leading__ = ("label", "engine", "version", "model", "tensor_parallel_size",
+    __leading__ = ("label", "engine", "version", "model", "served_model_name", "port",
+                   "tensor_parallel_size",
                    "pipeline_parallel_size", "data_parallel_size", "max_model_len",
                    "max_num_seqs", "kv_cache_tokens", "max_concurrency_x", "quantization",
                    "dtype", "kv_cache_dtype", "speculative_model", "num_speculative_tokens",
@@ -29,6 +30,13 @@ class ServerLaunch(Provenance):
     version: str | None = col("Engine version the log printed (`vLLM API server version ...`).",
                               facet=True)
     model: str | None = col("Model the server loaded.", facet=True)
+    served_model_name: str | None = col(
+        "Name clients ask for (`--served-model-name`, the first when several; llama-server's "
+        "`--alias`); null when it is the model itself.", facet=True)
+    port: int | None = col(
+        "Port the server listened on: `--port`, the printed arguments, `Starting vLLM API "
+        "server on http://...:N`, uvicorn's `Uvicorn running on`; the engine's default (vLLM "
+        "8000, SGLang 30000, llama-server 8080) when its arguments name none.")
     command: str | None = col("Launch command line as pasted (env prefix included).")
     args: dict[str, Any] | None = col(
         "Every launch argument: the command-line flags, overridden by the printed "

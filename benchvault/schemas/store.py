@@ -68,8 +68,12 @@ INDEXES = (
     ("experiment_groups", ("key",), True), ("serving_requests", ("source_id",), False),
     ("serving_requests", ("run_id",), False), ("spec_decode_metrics", ("run_id",), False),
     ("llama_bench_results", ("source_id",), False),
-    ("serving_runs", ("launch_id",), False), ("spec_decode_metrics", ("launch_id",), False),
-    ("engine_stats", ("launch_id",), False),
+    ("serving_runs", ("launch_id",), False),
+    # a launch's lines in a run's window (view run_server_stats); its launch_id look-ups too
+    ("spec_decode_metrics", ("launch_id", "logged_at"), False),
+    ("engine_stats", ("launch_id", "logged_at"), False),
+    # the launches a run may have run against, across files (experiments.launches)
+    ("server_launches", ("port",), False), ("server_launches", ("source_id", "line_start"), False),
     # the facets Datasette counts on every serving_runs page
     ("serving_runs", ("engine",), False), ("serving_runs", ("model",), False),
     ("serving_runs", ("max_concurrency",), False), ("serving_runs", ("section",), False),
@@ -148,7 +152,10 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
                                f"{version}, this one knows up to {SCHEMA_VERSION}); upgrade "
                                "benchvault or use another --db")
         _ensure_tables(db)
-        reorder = 0 < version < ORDERED_SINCE
+        # Columns a newer schema added went to the end of their tables: put them in order.
+        reorder = 0 < version < SCHEMA_VERSION
+        if 0 < version < LAUNCH_KEYS_SINCE:
+            _launch_keys_from_args(db)
         if version < SCHEMA_VERSION:
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         db.execute("COMMIT")
@@ -167,6 +174,24 @@ def ensure_schema(db: sqlite_utils.Database) -> None:
 
 # The schema version from which tables store their columns in stored_order.
 ORDERED_SINCE = 2
+# ... and from which a launch keeps the port and model names its clients name.
+LAUNCH_KEYS_SINCE = 3
+
+
+def _launch_keys_from_args(db: sqlite_utils.Database) -> None:
+    """Launches stored before they kept their port and served model name get them from the
+    arguments they stored (the engine's default port when those name none, as a new launch;
+    a port only a `Starting ... server on` line printed comes with a re-ingest)."""
+    if not db["server_launches"].exists():
+        return
+    db.execute(
+        "UPDATE server_launches SET port = COALESCE(CAST(json_extract(args, '$.port') AS "
+        "INTEGER), CASE WHEN args IS NOT NULL THEN CASE COALESCE(engine, 'vllm') "
+        "WHEN 'vllm' THEN 8000 WHEN 'sglang' THEN 30000 WHEN 'llama.cpp' THEN 8080 END END), "
+        "served_model_name = CASE json_type(args, '$.served_model_name') "
+        "WHEN 'array' THEN json_extract(args, '$.served_model_name[0]') "
+        "WHEN 'text' THEN json_extract(args, '$.served_model_name') END "
+        "WHERE port IS NULL AND served_model_name IS NULL AND json_valid(args)")
 
 
 def _store_in_order(db: sqlite_utils.Database) -> None:

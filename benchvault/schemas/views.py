@@ -129,6 +129,85 @@ def _runs_with_server_columns() -> dict[str, ColumnDoc]:
     return out
 
 
+# run_server_stats: what a run's server logged in the run's window (serving_runs.window_*,
+# set by experiments.launches), one aggregate per column of engine_stats: (name, SQL, column
+# it is read from, what it is).
+IN_WINDOW = ("{t}.launch_id = r.launch_id AND {t}.logged_at BETWEEN r.window_start AND "
+             "r.window_end")
+SERVER_STATS = (
+    ("stats_lines", "COUNT(e.id)", None, "Engine stats lines its server logged in the run's "
+                                         "window (vLLM logs one every 10 s per engine)."),
+    ("max_running", "MAX(e.running)", "running", "Most requests running at once"),
+    ("max_waiting", "MAX(e.waiting)", "waiting", "Most requests waiting at once"),
+    ("max_gpu_kv_cache_usage_pct", "MAX(e.gpu_kv_cache_usage_pct)", "gpu_kv_cache_usage_pct",
+     "Highest GPU KV-cache usage"),
+    ("max_cpu_kv_cache_usage_pct", "MAX(e.cpu_kv_cache_usage_pct)", "cpu_kv_cache_usage_pct",
+     "Highest CPU KV-cache usage (V0's swap space; the KV cache itself on vLLM's CPU "
+     "backend)"),
+    ("mean_generation_throughput", "AVG(e.generation_throughput)", "generation_throughput",
+     "Mean of the generation throughput lines"),
+    ("mean_prompt_throughput", "AVG(e.prompt_throughput)", "prompt_throughput",
+     "Mean of the prompt throughput lines"),
+    ("max_swapped", "MAX(e.swapped)", "swapped", "Most requests swapped out to CPU (V0)"),
+    ("preemptions", "SUM(json_extract(e.extra, '$.Preemptions'))", None,
+     "Requests preempted (V1's `Preemptions: N` per line, summed; null when the server "
+     "printed none)."),
+)
+# Speculative decoding in the window: V1 lines count per interval (summed); V0 lines are
+# running totals (the last line's rate is the run's, and earlier runs' too).
+_SPEC = f"FROM spec_decode_metrics d WHERE {IN_WINDOW.format(t='d')} AND d.kind != 'stage_times'"
+SPEC_STATS = (
+    ("spec_decode_lines", f"(SELECT COUNT(*) {_SPEC})",
+     "Speculative-decoding metrics lines its server logged in the window.", None),
+    ("spec_accepted_tokens", f"(SELECT SUM(d.accepted_tokens) {_SPEC} AND d.kind = "
+                             "'spec_decoding_metrics')",
+     "Draft tokens accepted in the window (V1 lines, summed).", "tokens"),
+    ("spec_draft_tokens", f"(SELECT SUM(d.draft_tokens) {_SPEC} AND d.kind = "
+                          "'spec_decoding_metrics')",
+     "Draft tokens proposed in the window (V1 lines, summed).", "tokens"),
+    ("spec_acceptance_rate",
+     f"COALESCE((SELECT SUM(d.accepted_tokens) * 1.0 / NULLIF(SUM(d.draft_tokens), 0) {_SPEC} "
+     f"AND d.kind = 'spec_decoding_metrics'), (SELECT d.draft_acceptance_rate {_SPEC} "
+     "ORDER BY d.logged_at DESC, d.id DESC LIMIT 1))",
+     "Accepted / proposed draft tokens over the window (V1); V0: its last line's running "
+     "rate.", "fraction"),
+    ("spec_mean_acceptance_length", f"(SELECT AVG(d.mean_acceptance_length) {_SPEC})",
+     "Mean of the V1 lines' mean acceptance length (tokens per draft, bonus included).",
+     "tokens"),
+)
+
+
+# The figures of run_server_stats (what reports may show beside a run).
+SERVER_STATS_COLUMNS = tuple(name for name, *_ in (*SERVER_STATS, *SPEC_STATS))
+
+
+def _server_stats_select() -> str:
+    stats = ",\n  ".join(f"{sql} AS {name}" for name, sql, _, _ in SERVER_STATS)
+    spec = ",\n  ".join(f"{sql} AS {name}" for name, sql, _, _ in SPEC_STATS)
+    return ("SELECT r.id AS run_id, r.launch_id, r.window_start, r.window_end, r.window_from,\n"
+            f"  {stats},\n  {spec}\n"
+            "FROM serving_runs r\n"
+            f"LEFT JOIN engine_stats e ON {IN_WINDOW.format(t='e')}\n"
+            "WHERE r.launch_id IS NOT NULL\n"
+            "GROUP BY r.id")
+
+
+def _server_stats_columns() -> dict[str, ColumnDoc]:
+    runs, stats = _model("serving_runs"), _model("engine_stats")
+    out = {"run_id": ColumnDoc("Serving run (serving_runs.id)."),
+           "launch_id": _doc(runs, "launch_id")}
+    out.update({c: _doc(runs, c) for c in ("window_start", "window_end", "window_from")})
+    for name, _, column, what in SERVER_STATS:
+        if column is None:
+            out[name] = ColumnDoc(what, "lines" if name == "stats_lines" else "requests")
+        else:
+            out[name] = ColumnDoc(f"{what} in the run's window (engine_stats.{column}).",
+                                  _doc(stats, column).unit)
+    for name, _, what, unit in SPEC_STATS:
+        out[name] = ColumnDoc(what, unit or "lines")
+    return out
+
+
 VIEWS: tuple[View, ...] = (
     View("latency", "One row per serving run with every latency statistic it printed side by "
                     "side (from latency_stats); null where a stat was not printed.",
@@ -138,6 +217,12 @@ VIEWS: tuple[View, ...] = (
                              "speculative-decoding lines logged for them (spec_*).",
          ("serving_runs", "server_launches"), _runs_with_server_select,
          _runs_with_server_columns),
+    View("run_server_stats", "One row per serving run linked to its server launch: what the "
+                             "server logged in the run's window, from its window_start to its "
+                             "window_end (engine stats, speculative decoding); no window when "
+                             "the launch logged no such line.",
+         ("serving_runs", "engine_stats", "spec_decode_metrics"), _server_stats_select,
+         _server_stats_columns),
 )
 
 
