@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from benchvault.cli import app
 from benchvault.reports.compare import compare
-from benchvault.reports.render import ReportOptions, make_report
+from benchvault.reports.render import ReportOptions, make_report, make_reports
 from benchvault.schemas.store import row_models
 from conftest import SEEDS, ingest_into
 
@@ -94,6 +94,21 @@ def test_capacity_report(seeds):
 
 
 @needs("server_launches")
+def test_capacity_one_table_per_model_and_hardware(seeds):
+    """Launches group as their runs do: model family on hardware (the notes' file names
+    say H100, Strix Halo, MI300X), never DeepSeek-V3 beside Llama-2-7B in one table."""
+    reports = make_reports(seeds, "capacity")
+    assert [r.title for r in reports] == [
+        "Server capacity: deepseek-v3 · H100", "Server capacity: llama-2-7b · Strix Halo",
+        "Server capacity: llama-3.1-70b · MI300X"]
+    tables = [cells(r.markdown_table) for r in reports]
+    models = [{row[t[0].index("Model")] for row in t[1:]} for t in tables]
+    assert models == [{"deepseek-ai/DeepSeek-V3"},
+                      {"meta-llama/Llama-2-7b-chat-hf", "Llama-2-7b-chat-hf.f16.gguf"},
+                      {"meta-llama/Llama-3.1-70B-Instruct"}]
+
+
+@needs("server_launches")
 def test_gpus_from_the_launch(seeds):
     """The sd runs' labels say nothing of GPUs; their launch says -tp 8."""
     report = make_report(seeds, "sweep", ReportOptions(where=["config~sd "],
@@ -107,6 +122,6 @@ def test_all_reports_render_without_error(seeds, tmp_path):
                                       str(tmp_path / "r")])
     assert result.exit_code == 0, result.output
     text = (tmp_path / "r" / "report.md").read_text()
-    # three serving groups, two llama-bench ones, spec decode, capacity
-    assert text.count("\n## ") == 7
+    # three serving groups, two llama-bench ones, spec decode, three capacity groups
+    assert text.count("\n## ") == 9
     assert "report-sweep-llama-2-7b-strix-halo-sharegpt-throughput.png" in text

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..experiments.configs import CONFIG_FIELDS
+from ..experiments.configs import (CONFIG_FIELDS, HARDWARE_TAGS, context_texts, hardware_in,
+                                   model_family, tags_of)
 from .query import ReportError
 
 REPEATS = ("mean", "best", "last", "all")
@@ -80,8 +81,13 @@ def field_text(value: Any) -> str:
     return str(value)
 
 
-def add_keys(frame: pd.DataFrame, table: str) -> pd.DataFrame:
-    """Repeat and group keys for a table whose warehouse keeps none (llama-bench)."""
+def add_keys(frame: pd.DataFrame, table: str, source_names: dict[int, str] | None = None
+             ) -> pd.DataFrame:
+    """Repeat and group keys for a table whose warehouse keeps none (llama-bench; a server
+    launch's group: its model family on its hardware, found as a run's is, in its tags, its
+    label and headings, then its file's name ``source_names`` gives)."""
+    if table == "server_launches" and not frame.empty:
+        return _launch_groups(frame, source_names or {})
     if table != "llama_bench_results" or frame.empty:
         return frame
     frame = frame.copy()
@@ -96,6 +102,25 @@ def add_keys(frame: pd.DataFrame, table: str) -> pd.DataFrame:
                              or "llama-bench"
                              for f, h in zip(family, hardware.fillna("").astype(str))]
     return frame
+
+
+def _launch_groups(frame: pd.DataFrame, source_names: dict[int, str]) -> pd.DataFrame:
+    frame = frame.copy()
+    column = (lambda name: frame[name] if name in frame else pd.Series(None, index=frame.index,
+                                                                         dtype=object))
+    keys, titles = [], []
+    for model, tags, label, section, source in zip(column("model"), column("tags"),
+                                                   column("label"), column("section"),
+                                                   column("source_id")):
+        tagged = tags_of(tags)
+        texts = context_texts(label, section)
+        hardware = next((str(tagged[k]) for k in HARDWARE_TAGS if tagged.get(k)), None) or \
+            hardware_in([*texts, *reversed(str(section or "").split(" > ")),
+                         source_names.get(source)])
+        family = model_family(model)
+        keys.append(f"{(family or '').lower()}\x1f{(hardware or '').lower()}")
+        titles.append(" · ".join(p for p in (family or "unknown model", hardware) if p))
+    return frame.assign(_group_key=keys, _group_title=titles)
 
 
 # --- repeats ------------------------------------------------------------------------------------

@@ -145,7 +145,9 @@ def _make(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions) ->
     selected = [c for c in frame.columns if c not in ("id", "source_id", "tags")]
     frame = derive(frame, naming_for(options), scale_replicas=options.scale_replicas)
     layout = None if options.sql else layout_for(spec.table)
-    frame = add_keys(frame, spec.table)
+    names = dict(conn.execute("SELECT id, name FROM sources").fetchall()) \
+        if spec.table == "server_launches" and has_table(conn, "sources") else None
+    frame = add_keys(frame, spec.table, names)
     if not options.sql:
         frame = apply_where(frame, parse_conditions(spec.where), DISPLAY)
     everything = frame
@@ -162,12 +164,14 @@ def _make(conn: sqlite3.Connection, spec: ReportKind, options: ReportOptions) ->
         frame = with_texts(_needed(frame, spec, options, layout), layout.fields)
     grouped = options.group if options.group is not None else not (options.where or
                                                                    options.sql)
-    parts = _in_title_order([part for _, part in split(frame, layout.group_key)]) \
-        if grouped and layout else [frame]
+    # A table with no layout may still be grouped by add_keys (a launch: model and hardware).
+    key = layout.group_key if layout else "_group_key" if "_group_key" in frame else None
+    parts = _in_title_order([part for _, part in split(frame, key)]) \
+        if grouped and key else [frame]
     reports = []
     for part in parts:
         part_title = title
-        if grouped and layout is not None:
+        if grouped and key is not None:
             part_title = f"{title}: {_group_title(part)}"
         report = _one_table(spec, part, options, part_title, filters,
                             selected if options.sql else None,
