@@ -33,6 +33,13 @@ COLLECTOR_PREFIX_RE = re.compile(
     r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2} "
     r"[\w.-]+ [\w./@-]+(?:\[\d+\])?:(?: |$))")
 SYSLOG_MONTH_INITIALS = "JFMASOND"
+# A progress indicator that printed dots without a newline (`Loading....`) leaves them glued
+# before the next log record: `...INFO 05-02 10:11:12 [executor_base.py:110] # npu blocks:`.
+# Removed when a log level, a process tag or a dated prefix follows them, so the record starts
+# its line again.
+GLUED_DOTS_RE = re.compile(
+    r"^\.+(?=(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\b|\(\w[\w .\-]*pid=\d+\)"
+    r"|\[\d{4}-\d{2}-\d{2}[ T])")
 
 
 class UnreadableFile(Exception):
@@ -72,16 +79,19 @@ def clean_line(text: str) -> str:
 
 # A line where without_prefix would look for a prefix, but for a `|` (take_plain's span holds
 # none): its condition at every line start of a span.
-MAY_BE_PREFIXED_RE = re.compile(rf"^(?:[0-9\[]|[{SYSLOG_MONTH_INITIALS}].. )", re.M)
+MAY_BE_PREFIXED_RE = re.compile(rf"^(?:[0-9\[.]|[{SYSLOG_MONTH_INITIALS}].. )", re.M)
 
 
 def without_prefix(text: str) -> str:
     """``text`` without a log collector's prefix (COLLECTOR_PREFIX_RE), asked only where one
-    can start: a digit, `[`, a month and a space, a `|` near the start."""
+    can start: a digit, `[`, a month and a space, a `|` near the start; then without progress
+    dots glued before the record (GLUED_DOTS_RE), asked only where the line starts with `.`."""
     first = text[:1]
     if first.isdigit() or first == "[" or first in SYSLOG_MONTH_INITIALS and text[3:4] == " " \
             or "|" in text[:64]:
-        return COLLECTOR_PREFIX_RE.sub("", text, count=1)
+        text = COLLECTOR_PREFIX_RE.sub("", text, count=1)
+    if text[:1] == ".":
+        text = GLUED_DOTS_RE.sub("", text, count=1)
     return text
 
 

@@ -21,6 +21,7 @@ from .cmdline import invoked_at
 from .doctype import by_suffix, is_capture_line
 from .embedded import Embedded, Openers, Region
 from .fastlane import FastLane
+from .inlinecode import code_spans
 from .wrap import WRAP_BREAK, Pane, at_edge, joined, parted_flag, readings
 from ..parsers.runcontext import LAUNCH_COMMANDS
 
@@ -226,6 +227,9 @@ class Segmenter:
         self.refused_until = -1
         self.lane = FastLane(self) if self.fast_lane and not self.markdown else None
         self.peeking: _Peeking | None = None     # a note's lines, read by run()
+        # Prose lines read as the log lines they quote in backticks: a quoted line is no
+        # heading, comment or capture of the note (`# GPU blocks: N` is not a title).
+        self.quoting: set[int] = set()
 
     def _fed(self, lines: Iterable[tuple[int, str]], idle: Callable[[], bool]
              ) -> Iterator[tuple[int, int, str] | None]:
@@ -282,6 +286,12 @@ class Segmenter:
                     text = self._unquote(text)
                 if self.prefix or text[:1] in PREFIX_INITIALS:
                     text = self._unprefix_run(text)
+                if self.markdown and "`" in text:
+                    quoted = self._quoted_records(text)
+                    if quoted:      # read as the lines it quotes, each at the quoting line
+                        again.extend((lineno, span) for span in quoted)
+                        self.quoting.add(lineno)
+                        continue
             if record is not None:
                 if self._goes_on([t for _, t in record], text):
                     record.append((lineno, text))
@@ -643,6 +653,22 @@ class Segmenter:
             return text[len(prefix):]
         return text[len(prefix.rstrip()):].lstrip(" \t")
 
+    def _quoted_records(self, text: str) -> list[str]:
+        """The inline code spans of a prose line of a note that a line format reads whole
+        (`- vLLM printed `GPU KV cache size: 75,776 tokens`, so c=8 fits`): the log lines the
+        line quotes.  None in a fence (a code line's backticks are its own), none when the line
+        itself is a record (a log message that quotes a flag), and a span that merely names a
+        label (`Maximum concurrency`) is no record: [] for such lines, and for a table's row
+        (a cell's code is the table's)."""
+        if self.in_fence or FENCE_RE.match(text) or text.lstrip().startswith("|"):
+            return []
+        spans = [span for span in code_spans(text)
+                 if any(fmt.matches(span) for fmt in self.line_formats)]
+        spans = [span for span in spans if self._reads(span, cleanly=False)]
+        if not spans or self._reads(text, cleanly=False):
+            return []
+        return spans
+
     @staticmethod
     def _unquote(text: str) -> str:
         """Output quoted in a reply (`> ====== Serving Benchmark Result ======`) is output;
@@ -767,7 +793,8 @@ class Segmenter:
                     block = None
                     self._consume(started)
                 continue
-            self._context_line(start, text)
+            if start not in self.quoting:
+                self._context_line(start, text)
             for fmt in self.line_formats:
                 if fmt.matches(text):
                     yield LineHit(fmt, start, text, self.ctx.snapshot())

@@ -1,0 +1,113 @@
+"""Three real input shapes: log lines quoted in backticks in a note's prose, progress dots glued
+before a log record, SGLang's oldest `Total throughput (tok/s):` label."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import ingest_into, rows
+from benchvault.parsers.vllm_serving import parse_block
+from benchvault.reading.inlinecode import code_spans
+from benchvault.reading.lines import clean_line
+
+BRIEF_LINE = ("- vLLM printed `GPU KV cache size: 75,776 tokens` and `Maximum concurrency for "
+              "16,384 tokens per request: 4.62x`, so c=8 fits.")
+
+
+def ingest_text(tmp_path, name: str, text: str) -> dict[str, list[dict]]:
+    path = tmp_path / name
+    path.write_text(text)
+    db = tmp_path / "t.db"
+    ingest_into(db, path)
+    return {table: rows(db, f"SELECT * FROM {table} ORDER BY rowid")
+            for table in ("server_launches", "engine_stats", "unparsed_blocks")}
+
+
+# -- 1. log lines quoted in inline code --------------------------------------------------------
+def test_code_spans():
+    assert code_spans(BRIEF_LINE) == ["GPU KV cache size: 75,776 tokens",
+                                      "Maximum concurrency for 16,384 tokens per request: 4.62x"]
+    assert code_spans("a ``x `y` z`` b `c`") == ["x `y` z", "c"]
+    assert code_spans("no code here, a lone ` tick") == []
+
+
+def test_prose_quoting_log_lines_reads_them_at_the_quoting_line(tmp_path):
+    got = ingest_text(tmp_path, "note.md", f"# L40S\n\nSome prose first.\n{BRIEF_LINE}\n")
+    [launch] = got["server_launches"]
+    assert launch["kv_cache_tokens"] == 75776
+    assert launch["max_concurrency_x"] == 4.62
+    assert launch["max_concurrency_tokens"] == 16384
+    assert (launch["line_start"], launch["line_end"]) == (4, 4)
+    assert launch["label"] == "L40S"
+    assert got["unparsed_blocks"] == []
+
+
+def test_a_quoted_blocks_line_is_no_heading(tmp_path):
+    got = ingest_text(tmp_path, "note.md",
+                      "# V0 run\n\nThe executor said `# GPU blocks: 2889, # CPU blocks: 528`.\n")
+    [launch] = got["server_launches"]
+    assert (launch["gpu_blocks"], launch["cpu_blocks"]) == (2889, 528)
+    assert launch["section"] == "V0 run"
+    assert launch["line_start"] == 3
+
+
+@pytest.mark.parametrize("text", [
+    "- `Maximum concurrency` and `GPU KV cache size` are the figures to watch.\n",
+    "- we passed `--gpu-memory-utilization 0.95` and `--max-model-len 16384`.\n",
+    "| figure | printed |\n|---|---|\n| KV | `GPU KV cache size: 75,776 tokens` |\n",
+])
+def test_prose_naming_a_label_stays_prose(tmp_path, text):
+    got = ingest_text(tmp_path, "note.md", "# Notes\n\n" + text)
+    assert got["server_launches"] == []
+
+
+def test_a_fenced_line_is_read_as_before(tmp_path):
+    got = ingest_text(tmp_path, "note.md",
+                      "# Run\n\n```\nINFO 01-05 12:04:53 executor_base.py:57] "
+                      "# GPU blocks: 2889, # CPU blocks: 528\n```\n")
+    [launch] = got["server_launches"]
+    assert (launch["gpu_blocks"], launch["cpu_blocks"], launch["line_start"]) == (2889, 528, 4)
+
+
+# -- 2. progress dots glued before a log record ------------------------------------------------
+@pytest.mark.parametrize("raw, shown", [
+    ("...INFO 05-02 10:11:12 [executor_base.py:110] # npu blocks: 466, # CPU blocks: 1820",
+     "INFO 05-02 10:11:12 [executor_base.py:110] # npu blocks: 466, # CPU blocks: 1820"),
+    (".INFO 05-02 10:11:12 x.py:1] y", "INFO 05-02 10:11:12 x.py:1] y"),
+    ("....WARNING 05-02 10:11:20 x.py:1] y", "WARNING 05-02 10:11:20 x.py:1] y"),
+    ("..(EngineCore_0 pid=3402) INFO 09-14 08:03:05 [a.py:1] b",
+     "(EngineCore_0 pid=3402) INFO 09-14 08:03:05 [a.py:1] b"),
+    ("vllm-1  | ...INFO 05-02 10:11:12 x.py:1] y", "INFO 05-02 10:11:12 x.py:1] y"),
+    ("...and then it INFORMED us", "...and then it INFORMED us"),
+    ("... INFO is what it printed", "... INFO is what it printed"),
+    ("...INFORMATION", "...INFORMATION"),
+])
+def test_glued_dots_are_removed_before_a_record(raw, shown):
+    assert clean_line(raw) == shown
+
+
+def test_glued_dots_keep_the_block_counts(tmp_path):
+    got = ingest_text(tmp_path, "capture.log",
+                      "INFO 05-02 10:10:40 api_server.py:712] vLLM API server version 0.7.3\n"
+                      "Compiling.....\n"
+                      "...INFO 05-02 10:11:12 executor_base.py:110] "
+                      "# npu blocks: 466, # CPU blocks: 1820\n"
+                      ".INFO 05-02 10:11:12 executor_base.py:115] "
+                      "Maximum concurrency for 4096 tokens per request: 14.56x\n")
+    [launch] = got["server_launches"]
+    assert (launch["gpu_blocks"], launch["cpu_blocks"], launch["kv_device"]) == (466, 1820, "npu")
+    assert launch["max_concurrency_x"] == 14.56
+    assert got["unparsed_blocks"] == []
+
+
+# -- 3. SGLang's oldest result labels ----------------------------------------------------------
+def test_sglang_total_throughput_label():
+    block = ("============ Serving Benchmark Result ============\n"
+             "Backend:                                 sglang    \n"
+             "Output token throughput (tok/s):         1836.77   \n"
+             "Total throughput (tok/s):                5510.31   \n"
+             "==================================================\n")
+    items = parse_block(block)
+    fields = {payload[0]: payload[1] for kind, payload, _ in items if kind == "field"}
+    assert fields["total_token_throughput"] == "5510.31"
+    assert [payload for kind, payload, _ in items if kind == "other"] == []
