@@ -70,10 +70,14 @@ def test_value_that_is_not_a_number(tmp_path):
     note.write_text("prose\n" + bad + "\n" + ONE_BLOCK)
     db = tmp_path / "w.db"
     (result,) = ingest_into(db, note)
-    assert result.runs == 1
+    # The value costs itself only: null, with a warning; the rest of its run is stored.
+    assert result.runs == 2
     (warning,) = result.warnings
     assert warning.line == 1 + line_of(bad, "sixty")
     assert "'sixty' is not a number" in warning.reason
+    # ...and, all else equal, it is a sighting of the same run printed whole after it.
+    assert rows(db, "SELECT duration FROM serving_runs") == [{"duration": 63.81}]
+    assert rows(db, "SELECT count(*) AS n FROM sightings")[0]["n"] == 2
     assert rows(db, "SELECT count(*) AS n FROM unparsed_blocks")[0]["n"] == 1
 
 
@@ -164,7 +168,10 @@ def test_file_text_reaches_the_terminal_as_text_cut_short(tmp_path):
     kept = rows(db, "SELECT line, reason, raw_text FROM unparsed_blocks ORDER BY line")
     assert [r["line"] for r in kept] == [5, 6, 7]
     assert "9" * 1_000_000 in kept[2]["reason"] + (kept[2]["raw_text"] or "")
-    assert rows(db, "SELECT avg_ts FROM llama_bench_results") == [{"avg_ts": 194.05}]
+    # An unreadable cell costs that cell (null); a t/s of words (no result) costs the row.
+    assert rows(db, "SELECT n_threads, avg_ts FROM llama_bench_results ORDER BY line_start") \
+        == [{"n_threads": 12, "avg_ts": 194.05}, {"n_threads": None, "avg_ts": 1.0},
+            {"n_threads": 12, "avg_ts": None}]
 
 
 def test_controls_in_file_text_are_shown_escaped():

@@ -179,7 +179,9 @@ def _build_unclosed(item) -> Iterator[Parsed | IngestWarning]:
     name = block.format.name
     lines = block.lines[:-1]            # without the closing rule put back for the grammar
     built = list(_build_block(block, text="\n".join(lines)))
-    if any(isinstance(b, IngestWarning) for b in built) or not built:
+    # Read when it gave its row: a warning beside it (a value it could not read) costs that
+    # value only.
+    if not any(isinstance(b, Parsed) for b in built):
         yield IngestWarning(block.line_start, f"{name}: block starts here but never ends "
                             f"(cut off at line {block.line_end}?)", name, "\n".join(lines))
         return

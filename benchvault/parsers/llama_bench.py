@@ -251,8 +251,15 @@ def loose(value: str) -> Any:
     return text
 
 
-def row_values(header: list[str], cells: list[str]) -> dict[str, Any]:
-    """One table row's cells → field values (``extra`` for columns no field knows)."""
+# The cell a row is told by (`pp512`): a row without it is no result of anything.
+IDENTIFYING_CELLS = {"test"}
+
+
+def row_values(header: list[str], cells: list[str],
+               unread: list[str] | None = None) -> dict[str, Any]:
+    """One table row's cells → field values (``extra`` for columns no field knows).  With
+    ``unread``, a cell that cannot be read (but its test) is left empty and its reason
+    added there: one unreadable value costs that value only."""
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for name, cell in zip(header, cells):
@@ -260,16 +267,26 @@ def row_values(header: list[str], cells: list[str]) -> dict[str, Any]:
         rule = CELL_RULES.get(field)
         if field == "model_type":
             values.update(model_parts(cell), model_type=cell or None)
-        elif rule is not None:
-            try:
-                parsed = read_cell(rule, cell)
-            except ValueError as exc:
-                raise ValueError(f"{name}: {exc}") from None
-            values.update(parsed if isinstance(parsed, dict) else {field: parsed})
-        elif field in FIELDS and field not in ("id", "extra", "env"):
-            values[field] = typed(field, cell) if cell != "" else None
-        else:   # under llama-bench's field name when the header is a known display name
+            continue
+        if rule is None and (field not in FIELDS or field in ("id", "extra", "env")):
+            # under llama-bench's field name when the header is a known display name
             extra[field if name.lower() in COLUMN_FIELDS else name] = loose(cell)
+            continue
+        try:
+            if rule is not None:
+                try:
+                    parsed = read_cell(rule, cell)
+                except ValueError as exc:
+                    raise ValueError(f"{name}: {exc}") from None
+                values.update(parsed if isinstance(parsed, dict) else {field: parsed})
+            else:
+                values[field] = typed(field, cell) if cell != "" else None
+        except ValueError as exc:
+            # A t/s cell of words (`out of memory`) says the test gave no result: no row.
+            if unread is None or field in IDENTIFYING_CELLS or (
+                    field == "t/s" and not re.search(r"\d", cell)):
+                raise
+            unread.append(f"{exc}: left empty")
     if extra:
         values["extra"] = extra
     return values
@@ -603,8 +620,9 @@ def _row(block: Block, table: _Table, shared: dict[str, Any], line: int, cells: 
     if len(cells) != len(header):
         return Problem(where, f"row has {len(cells)} cells, the header has {len(header)}", raw)
     cells = [_plain(cell) for cell in cells]
+    unread: list[str] = []
     try:
-        values = row_values(header, cells)
+        values = row_values(header, cells, unread)
         tolerance = printed_tolerance(header, cells)
         fields = {k: v for k, v in shared.items() if k not in values}
         row = LlamaBenchResult(**fields, **values, line_start=where, line_end=where,
@@ -612,7 +630,7 @@ def _row(block: Block, table: _Table, shared: dict[str, Any], line: int, cells: 
     except ValueError as exc:        # pydantic's ValidationError is a ValueError
         reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
         return Problem(where, reason, raw)
-    return Parsed(row=row, tolerance=tolerance)
+    return Parsed(row=row, tolerance=tolerance, warnings=[(where, reason) for reason in unread])
 
 
 # A row of a table re-pasted from GitHub's rendered view: no outer pipes, cells ` | `-joined.

@@ -148,8 +148,27 @@ def _latency_column(label: str) -> tuple[str, float | None, str, str | None]:
     return stat, pct, metric, column if column in fields_of(ServingRun) else None
 
 
+def _items_past_foreign_lines(block: Block) -> tuple[list[tuple[str, Any, int]], list]:
+    """The block's items, a line the grammar cannot read between its first and last line
+    (a line a user typed, a shell prompt) skipped with a warning: it costs itself only.
+    Item lines stay the block's own."""
+    kept = list(range(1, len(block.lines) + 1))
+    warnings: list[tuple[int, str]] = []
+    while True:
+        try:
+            items = parse_block("\n".join(block.lines[k - 1] for k in kept))
+        except BlockParseError as exc:
+            if not exc.line or not 1 < exc.line < len(kept) or len(warnings) >= 8:
+                raise
+            k = kept.pop(exc.line - 1)
+            warnings.append((block.line_start + k - 1, f"a line the result block does not "
+                             f"hold, skipped: {block.lines[k - 1].strip()[:80]!r}"))
+            continue
+        return [(kind, payload, kept[line - 1]) for kind, payload, line in items], warnings
+
+
 def build(block: Block) -> Parsed:
-    items = parse_block(block.text)
+    items, warnings = _items_past_foreign_lines(block)
     fields_: dict[str, Any] = {}
     tolerance: dict[str, float] = {}
     extra: dict[str, Any] = {}
@@ -198,7 +217,8 @@ def build(block: Block) -> Parsed:
                 except ValueError:
                     extra[key] = printed
         except ValueError as exc:
-            raise BlockParseError(str(exc), line) from None
+            # A value that cannot be read costs that value only: null, with a warning.
+            warnings.append((block.line_start + line - 1, f"{exc}: stored as null"))
     if positions:
         fields_["spec_decode_per_position_acceptance_rates"] = [
             positions[i] for i in sorted(positions)]
@@ -209,7 +229,7 @@ def build(block: Block) -> Parsed:
     row["extra"] = extra or None
     row["format"] = FORMAT.name
     return Parsed(row=ServingRun(**row), children=_LATENCY_ROWS.validate_python(stats),
-                  tolerance=tolerance)
+                  warnings=warnings, tolerance=tolerance)
 
 
 FORMAT = BlockFormat(

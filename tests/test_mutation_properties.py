@@ -1,0 +1,668 @@
+"""Property: one unexpected thing costs that thing only, in every format.
+
+Over every fixture pair (fixtures/<format>/<case>.<ext> beside <case>.expected.json) four
+mutations are made at a few fixed positions each, and the warehouse they give is compared with
+the one the fixture gives as it is:
+
+1. garble: one digit of a number stored as a value becomes ``!`` (``671.0`` → ``67!.0``).
+   No row disappears; only that value may become null (or missing, or kept as its raw text),
+   with a warning at its line; every other stored value is unchanged.
+2. foreign: a line a user typed (or a shell prompt) inside or just after a block or table.
+   No row disappears and no stored value changes.
+3. field: an unknown ``key: value`` field inside a block (a line of its own after a value line
+   of a multi-line block; a field inside a one-line record).  No row disappears and no value
+   changes (the field may go to ``extra`` by its label).  Not made in tables.
+4. cut: the file ends right after a line inside a block.  The rows printed before the cut are
+   kept unchanged (links to what came after may go), and the cut row is kept with the values
+   it printed, a warning saying where it stops.
+
+Rows are matched by their order in the file (line order), never by a value a mutation can
+touch; ids, line numbers and raw text are not compared.  Positions are drawn from a
+generator seeded with the fixture's name and the mutation, so every run makes the same files.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, ingest_into
+from test_fixture_pairs import PAIRS, raw_for
+
+# How many positions each mutation tries per fixture.
+POSITIONS = 3
+
+# Tables of rows a file's blocks make, matched by order (line_start, id).
+ROW_TABLES = ("serving_runs", "llama_bench_results", "server_launches", "engine_stats",
+              "spec_decode_metrics", "published_tables", "metrics_scrapes")
+# Tables of values of a row above: (foreign key, parent table, key columns).
+VALUE_TABLES = {
+    "latency_stats": ("run_id", "serving_runs", ("metric", "stat", "percentile")),
+    "serving_requests": ("run_id", "serving_runs", ("request_index",)),
+    "published_results": ("table_id", "published_tables",
+                          ("table_index", "row_index", "column_name")),
+    "metrics_samples": ("scrape_id", "metrics_scrapes", ("metric", "labels", "le")),
+}
+# Foreign keys of row tables, compared as the referenced row's position.
+FOREIGN_KEYS = {"launch_id": "server_launches", "run_id": "serving_runs"}
+# Where a row sits and what it was read from, not a value; configurations and groups are
+# counted over rows (experiments/refresh.py), and move when a value does.
+NOT_VALUES = {"id", "source_id", "line_start", "line_end", "raw_text", "config_id", "group_id",
+              "sightings"}
+# A row's ties to rows elsewhere in the file (a run's server launch, found by port and time):
+# a cut file may lose what they point at.
+LINKS = {"launch_id", "run_id", "launch_matched_on", "engine_from_launch", "window_start",
+         "window_end", "window_from",
+         # llama-bench prints its `build: <commit> (<number>)` line after the table.
+         "build_commit", "build_number"}
+# What a record many lines assemble reckons from its last line so far (a launch's ready time
+# and load time; a scrape's counts of samples and families): a cut one ends earlier.
+RECKONED = {"load_seconds", "ready_at", "samples", "families"}
+# Records with no closing line: a server log or a /metrics paste ends where it ends, so one
+# cut short is not told by a warning (it keeps what it printed all the same).
+OPEN_ENDED = {"server_launches", "metrics_scrapes", "metrics_samples"}
+
+# Whole-file outputs whose own format forbids a line inserted, added or cut (a JSON document,
+# a CSV or SQL dump, a JSON-lines file): mutations 2-4 make them invalid files, which are
+# warnings of their own (tests/test_bad_input.py).  JSON pasted inside a note is text and is
+# mutated like any other.
+WHOLE_FILE_SUFFIXES = {".json", ".jsonl", ".csv", ".sql"}
+
+FOREIGN_LINES = ("some unrelated text a user typed", "$ nvidia-smi")
+# A number standing as a value of its own: between spaces, cell rules, quotes, `:`/`=`/`,`
+# (not a digit of a name, a version or a regex).
+NUMBER = re.compile(r"(?:(?<=[\s|│:=,(\"'])|^)\d+(?:\.\d+)?(?=[\s|│,)\"'%]|$)")
+VALUE_LINE = re.compile(r"^(?P<pre>[\s>#|*/-]*)(?P<label>[A-Za-z][^:|]*?):(?P<gap>\s+)"
+                        r"(?P<value>[-+]?\d[\d.,]*)")
+IN_LINE_FIELD = re.compile(r":\s*[-+]?\d[\d.]*[^,:]*?, ")
+TEST_NAME = re.compile(r"\b(?:pp|tg)\s*$")
+LABELLED = re.compile(r"[A-Za-z][\w ()/%#-]*:\s*[-+]?\d")
+TABLE_ROW = re.compile(r"[|│┃].*[|│┃]")
+
+
+# Known failures, by what causes them: xfail(strict=True), so a fix shows as XPASS and the
+# entry goes.  (mutation, fixture) → why.
+KNOWN: dict[tuple[str, str], str] = {}
+for _kind, _why, _fixtures in [
+    ('cut', "a GuideLLM report cut short: its runs lose the later tables' values with no warning, or are lost when the cut falls in the first table", (
+        'guidellm_console/derived-guidellm-0.2-80col-wrapped-pod-log',
+        'guidellm_console/derived-guidellm-0.2-sweep-same-run-as-json',
+        'guidellm_console/derived-guidellm-0.3-admonition-indented-printed-twice',
+        'guidellm_console/derived-guidellm-0.3-sweep-issue136',
+        'guidellm_console/derived-guidellm-0.5.2-all-requests-garbled-cell',
+        'guidellm_console/derived-guidellm-0.7-ttfot-terminal-wrapped-80col',
+    )),
+    ('cut', "a block cut where body_line does not take every line before it (SGLang's layouts) is a warning only, not a row marked incomplete", (
+        'vllm_serving/derived-docker-timestamps-issue12845',
+        'vllm_serving/derived-sglang-0.4-reqeuest-concurrency-typo',
+        'vllm_serving/derived-sglang-0.5-current-printed',
+        'vllm_serving/derived-sglang-0.5.23-goodput-cache',
+        'vllm_serving/derived-sglang-2024-total-throughput',
+        'vllm_serving/derived-vllm-0.11-then-sglang-not-set',
+    )),
+    ('cut', 'a client summary cut short loses values with no warning', (
+        'vllm_client_summary/derived-vllm-2023-serving-docs-indented',
+    )),
+    ('cut', 'a launch cut short reckons its figures from what it printed so far', (
+        'vllm_server/derived-wrapped-80-cols-pr24162',
+    )),
+    ('cut', 'a line format cut inside a wrapped record fails the whole record', (
+        'engine_stats/derived-wrapped-100-cols-issue14226',
+        'sglang_stats/derived-sglang-hand-wrapped',
+        'spec_decode/derived-wrapped-80-cols-pr15902',
+        'spec_decode/v1_ngram_pr24127',
+    )),
+    ('field', 'an unknown `Label: value` line inside a 2023-2024 client summary ends it: the lines after it are lost', (
+        'vllm_client_summary/derived-vllm-2023-serving-docs-indented',
+        'vllm_client_summary/derived-vllm-2023-serving-prompt-namespace',
+        'vllm_client_summary/derived-vllm-benchmark-throughput-three-shapes',
+        'vllm_client_summary/derived-vllm-early-2024-serving-reuqest-typo',
+    )),
+    ('field', 'an unknown field inside a spec-decode line moves the per-position list', (
+        'spec_decode/v0_spec_prefix_issue9539',
+    )),
+    ('foreign', 'a foreign line between the pieces of a hand-wrapped SGLang line splits the record', (
+        'sglang_stats/derived-sglang-hand-wrapped',
+    )),
+    ('foreign', "a foreign line ends a llama-bench table: the rows after it are headerless (not read) and the build line after it is not the table's trailer any more", (
+        'llama_bench/cuda_2024_pp_space',
+        'llama_bench/cuda_cublas_overflow_pr4766',
+        'llama_bench/derived-backtick-build-compact-tables',
+        'llama_bench/derived-fork-kv-types-long-model-depth',
+        'llama_bench/derived-wrapped-headers-and-foreign-lines',
+        'llama_bench/derived_banner_before_json',
+        'llama_bench/ik_llama_gp_sweep_derived',
+        'llama_bench/malformed_rows_derived',
+        'llama_bench/override_tensor_regex_pipes_derived',
+        'llama_bench/rocm_vulkan_gfx1151_dev_dio',
+        'llama_bench/rpc_vulkan',
+        'llama_bench/sycl_device_table_between_rows_derived',
+        'llama_bench/sycl_env_report_between_rows_derived',
+        'llama_bench/sycl_register_mojibake_b9159',
+        'llama_bench/sycl_vulkan_messages_between_rows_derived',
+        'llama_bench/vulkan_build_before_table',
+        'llama_bench/vulkan_fa_b5298',
+        'llama_bench/vulkan_radv_long_model_name',
+        'llama_bench/vulkan_uma_depth_d8096',
+        'llama_bench/windows_powershell_cuda',
+    )),
+    ('foreign', 'a foreign line inside a /metrics paste splits the scrape in two', (
+        'prometheus_metrics/derived-vllm-v0-two-scrapes',
+        'prometheus_metrics/real-vllm-v0-ibm-vllm-pr18',
+        'prometheus_metrics/real-vllm-v1-production-stack-issue318',
+    )),
+    ('foreign', 'a foreign line inside a 2023-2024 client summary ends it: the lines after it are lost', (
+        'vllm_client_summary/derived-vllm-2023-serving-docs-indented',
+        'vllm_client_summary/derived-vllm-2023-serving-prompt-namespace',
+        'vllm_client_summary/derived-vllm-benchmark-throughput-three-shapes',
+        'vllm_client_summary/derived-vllm-early-2024-serving-reuqest-typo',
+    )),
+    ('foreign', 'a foreign line inside a GuideLLM table ends the table: the rows and tables after it lose their run', (
+        'guidellm_console/derived-guidellm-0.2-80col-wrapped-pod-log',
+        'guidellm_console/derived-guidellm-0.2-sweep-same-run-as-json',
+        'guidellm_console/derived-guidellm-0.3-admonition-indented-printed-twice',
+        'guidellm_console/derived-guidellm-0.3-sweep-issue136',
+        'guidellm_console/derived-guidellm-0.4-constant-llm-d-pr1459',
+        'guidellm_console/derived-guidellm-0.4-list-items-dash-cells',
+        'guidellm_console/derived-guidellm-0.5.2-all-requests-garbled-cell',
+        'guidellm_console/derived-guidellm-0.7-ttfot-terminal-wrapped-80col',
+        'guidellm_console/derived-guidellm-current-mean-std-cells',
+    )),
+    ('foreign', 'a foreign line inside a pasted output (SQL, JSON) in a note breaks that paste', (
+        'notes/derived-note-saved-as-txt',
+        'notes/derived-pasted-llama-bench-sql',
+        'notes/derived-pasted-save-result',
+    )),
+    ('foreign', 'a foreign line without the `# ` prefix ends commented output (reading/segmenter.py) and a block without its closing rule at the foreign line: the lines after it are lost', (
+        'vllm_serving/derived-commented-results-in-note',
+        'vllm_serving/derived-commented-results-in-script',
+        'vllm_serving/derived-commented-results-only',
+        'vllm_serving/derived-lost-closing-rule-eof',
+        'vllm_serving/real-vllm-0.10-cut-preamble-issue24005',
+    )),
+    ('garble', 'a garbled number makes the JSON record invalid: the run is lost (needs a tolerant JSON reader)', (
+        'serving_result_json/derived-sglang-0.4.0-issue2805',
+        'serving_result_json/derived-sglang-0.5-current',
+        'serving_result_json/derived-sglang-2024-layout',
+        'serving_result_json/derived-vllm-0.13-detailed-metadata',
+    )),
+    ('garble', 'an unreadable sample ends the /metrics scrape: the samples after it are lost', (
+        'prometheus_metrics/derived-vllm-v0-two-scrapes',
+        'prometheus_metrics/real-vllm-v0-ibm-vllm-pr18',
+        'prometheus_metrics/real-vllm-v1-production-stack-issue318',
+    )),
+    ('garble', 'an unreadable value in a block without its closing rule fails body_line: the block is read as cut short there', (
+        'vllm_serving/derived-lost-closing-rule-prose',
+        'vllm_serving/derived-sglang-0.5.23-goodput-cache',
+        'vllm_serving/real-vllm-0.10-cut-preamble-issue24005',
+    )),
+    ('garble', 'engine_stats and spec_decode grammars take a value as a NUMBER token: a garbled one fails the whole line (sglang_stats reads values as text and nulls a bad one; these two do not yet)', (
+        'engine_stats/derived-wrapped-100-cols-issue14226',
+        'engine_stats/v0_metrics_issue22230',
+        'engine_stats/v1_loggers_issue14226',
+        'spec_decode/derived-wrapped-80-cols-pr15902',
+        'spec_decode/v0_spec_prefix_issue9539',
+        'spec_decode/v1_log_rename_pr15902',
+        'spec_decode/v1_ngram_pr24127',
+    )),
+    ('garble', "guidellm_console: an unreadable cell's warning names another line, or the table is split", (
+        'guidellm_console/derived-guidellm-0.2-80col-wrapped-pod-log',
+        'guidellm_console/derived-guidellm-0.2-sweep-same-run-as-json',
+    )),
+    ('garble', 'llama_bench_output (csv/sql/jsonl) drops a record with an unreadable value (a JSON one is not JSON any more); a headerless row or an extra column loses it silently; a garbled table row can end the table for the segmenter', (
+        'llama_bench/deepseek_h100_derived_csv',
+        'llama_bench/deepseek_h100_derived_jsonl',
+        'llama_bench/deepseek_h100_derived_sql',
+        'llama_bench/derived-backtick-build-compact-tables',
+        'llama_bench/derived-fork-kv-types-long-model-depth',
+        'llama_bench/derived-rows-without-header',
+        'llama_bench/derived-upstream-readme-2026-jsonl',
+        'llama_bench/derived-upstream-readme-2026-sql',
+        'llama_bench/derived-upstream-readme-b1275-2023-csv',
+        'llama_bench/derived-upstream-readme-b1275-2023-sql',
+        'llama_bench/derived-wrapped-headers-and-foreign-lines',
+        'llama_bench/ik_llama_mla_fmoe_repacked_derived',
+    )),
+    ('garble', 'pasted outputs (llama-bench sql, save-result JSON) drop a record with an unreadable value', (
+        'notes/derived-note-saved-as-txt',
+        'notes/derived-pasted-llama-bench-sql',
+        'notes/derived-pasted-save-result',
+    )),
+    ('garble', 'vllm_client_summary drops or mis-assigns a record with an unreadable value, with no warning at its line', (
+        'vllm_client_summary/derived-vllm-2023-serving-docs-indented',
+        'vllm_client_summary/derived-vllm-2023-serving-prompt-namespace',
+        'vllm_client_summary/derived-vllm-benchmark-throughput-three-shapes',
+        'vllm_client_summary/derived-vllm-early-2024-serving-reuqest-typo',
+    )),
+    ('garble', "vllm_server start-up facts: an unreadable figure is dropped silently or moves the launch's reckoned values", (
+        'vllm_server/ascend_npu_and_cpu_backend_blocks_derived',
+        'vllm_server/derived-backticked-log-lines-in-prose',
+        'vllm_server/derived-listen-addresses-and-served-names',
+        'vllm_server/derived-progress-dots-glued',
+        'vllm_server/derived-weights-memory-comma-profile',
+        'vllm_server/v0_memory_profile_derived',
+        'vllm_server/v1_early_blocks_pr12569',
+        'vllm_server/v1_graph_capture_pr19794',
+        'vllm_server/v1_kv_capacity_pr20707',
+        'vllm_server/v1_nondefault_args_pr24162',
+        'vllm_server/v1_startup_figures_derived',
+    )),
+]:
+    KNOWN.update({(_kind, f + ".expected.json"): _why for f in _fixtures})
+
+
+def _known(request, kind: str, pair: Path) -> None:
+    why = KNOWN.get((kind, _ids(pair)))
+    if why:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=why))
+
+
+def _ids(pair: Path) -> str:
+    return str(pair.relative_to(FIXTURES))
+
+
+# ------------------------------------------------------------------------------------------
+# The warehouse a file gives, as values by row position.
+
+def _decoded(value):
+    if isinstance(value, str) and value[:1] in "{[":
+        try:
+            return json.loads(value)
+        except ValueError:
+            pass
+    return value
+
+
+def _flat(value, path=()):
+    """A row's value as {path: leaf}: JSON columns opened down to their leaves."""
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            out.update(_flat(item, path + (key,)))
+        return out or ({} if path == ("extra",) else {path: {}})
+    if isinstance(value, list):
+        out = {}
+        for i, item in enumerate(value):
+            out.update(_flat(item, path + (i,)))
+        return out or {path: []}
+    return {path: value}
+
+
+class Warehouse:
+    def __init__(self, db: Path, warnings):
+        self.warnings = [(w.line, w.reason) for w in warnings]
+        conn = sqlite3.connect(db)
+        conn.row_factory = sqlite3.Row
+        try:
+            self.rows: dict[str, list[dict]] = {}
+            self.spans: dict[str, list[tuple[int, int]]] = {}
+            position: dict[tuple[str, int], int] = {}
+            for table in ROW_TABLES:
+                found = [dict(r) for r in conn.execute(
+                    f"SELECT * FROM {table} ORDER BY line_start, id")]
+                for i, row in enumerate(found):
+                    position[table, row["id"]] = i
+                self.spans[table] = [(r["line_start"], r["line_end"]) for r in found]
+                self.rows[table] = found
+            for table, found in self.rows.items():
+                flat = []
+                for row in found:
+                    values = {}
+                    for column, value in row.items():
+                        if column in NOT_VALUES:
+                            continue
+                        if column in FOREIGN_KEYS and value is not None:
+                            value = ("row", position.get((FOREIGN_KEYS[column], value)))
+                        if column == "extra" and value is None:
+                            value = "{}"        # no extra: no key in it
+                        values.update(_flat(_decoded(value), (column,)))
+                    flat.append(values)
+                self.rows[table] = flat
+            self.values: dict[str, dict[tuple, dict]] = {}
+            for table, (fk, parent, key) in VALUE_TABLES.items():
+                keyed: dict[tuple, dict] = {}
+                for r in conn.execute(f"SELECT * FROM {table} ORDER BY id"):
+                    r = dict(r)
+                    k = (position.get((parent, r[fk])), *(r[c] for c in key))
+                    n = sum(1 for have in keyed if have[:-1] == k)
+                    keyed[(*k, n)] = {c: v for c, v in r.items()
+                                      if c not in ("id", fk, "source_id", *key)}
+                self.values[table] = keyed
+            # The last line of each run's sightings (a run printed twice, or printed and saved
+            # as JSON, is one row with the values of its best sighting).
+            self.seen_until = {position["serving_runs", r]: last for r, last in conn.execute(
+                "SELECT run_id, max(line_end) FROM sightings WHERE run_id IS NOT NULL "
+                "GROUP BY run_id") if ("serving_runs", r) in position}
+            self.counts = {t: len(self.rows[t]) for t in ROW_TABLES}
+            self.counts["sightings"] = conn.execute("SELECT count(*) FROM sightings").fetchone()[0]
+        finally:
+            conn.close()
+
+    def numbers(self) -> set[float]:
+        """Every number stored as a value."""
+        out = set()
+        for found in self.rows.values():
+            for row in found:
+                out.update(float(v) for v in row.values()
+                           if isinstance(v, (int, float)) and not isinstance(v, bool))
+        for keyed in self.values.values():
+            for row in keyed.values():
+                out.update(float(v) for v in row.values()
+                           if isinstance(v, (int, float)) and not isinstance(v, bool))
+        return out
+
+    def block_lines(self) -> list[tuple[str, int, int, int]]:
+        """(table, row position, line_start, line_end) of every stored row."""
+        return [(t, i, a, b) for t, spans in self.spans.items()
+                for i, (a, b) in enumerate(spans) if a and b]
+
+
+def _warehouse(path: Path, text: str | bytes, name: str) -> Warehouse:
+    path.mkdir(parents=True, exist_ok=True)
+    raw = path / name
+    raw.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    db = path / "w.db"
+    results = ingest_into(db, raw)
+    assert results[0].status in ("ingested", "replaced"), results[0].error
+    return Warehouse(db, results[0].warnings)
+
+
+_BASE: dict[Path, tuple[str, Warehouse]] = {}
+
+
+def _base(raw: Path, tmp_path_factory) -> tuple[str, Warehouse]:
+    if raw not in _BASE:
+        text = raw.read_bytes().decode("utf-8")
+        _BASE[raw] = text, _warehouse(tmp_path_factory.mktemp("base"), text, raw.name)
+    return _BASE[raw]
+
+
+# ------------------------------------------------------------------------------------------
+# Differences between two warehouses.
+
+MISSING = object()
+
+
+def _row_diffs(table, i, before: dict, after: dict):
+    for path in before.keys() | after.keys():
+        old, new = before.get(path, MISSING), after.get(path, MISSING)
+        if old != new or type(old) is not type(new):
+            yield table, i, path, old, new
+
+
+def _diffs(base: Warehouse, got: Warehouse, pairs: dict[str, list[tuple[int, int]]]):
+    """(table, row, path, old, new) of every value that differs in the rows paired as
+    ``pairs`` (table → [(base position, mutated position)]), and in their value rows."""
+    out = []
+    for table, paired in pairs.items():
+        for i, j in paired:
+            out += _row_diffs(table, i, base.rows[table][i], got.rows[table][j])
+    for table, (_fk, parent, _key) in VALUE_TABLES.items():
+        to_got = dict(pairs.get(parent, ()))
+        b = {k: v for k, v in base.values[table].items() if k[0] in to_got}
+        back = {j: i for i, j in to_got.items()}
+        g = {(back.get(k[0], ("unpaired", k[0])), *k[1:]): v for k, v in got.values[table].items()
+             if k[0] in back}
+        for key in b.keys() | g.keys():
+            before, after = b.get(key, {}), g.get(key, {})
+            if not before or not after:
+                out.append((table, key[0], key[1:], before or MISSING, after or MISSING))
+                continue
+            out += _row_diffs(table, key[0], before, after)
+    return out
+
+
+def _same_order(base: Warehouse, got: Warehouse) -> dict[str, list[tuple[int, int]]]:
+    return {t: [(i, i) for i in range(min(len(base.rows[t]), len(got.rows[t])))]
+            for t in ROW_TABLES}
+
+
+def _report(kind, where, problems, base, got) -> str:
+    lines = [f"{kind} at {where}:"] + [f"  {p}" for p in problems[:12]]
+    if len(problems) > 12:
+        lines.append(f"  ... {len(problems) - 12} more")
+    new = [w for w in got.warnings if w not in base.warnings]
+    lines.append(f"  new warnings: {new[:6]}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------
+# Positions.
+
+def _rng(raw: Path, kind: str) -> random.Random:
+    return random.Random(f"{raw.relative_to(FIXTURES)}:{kind}")
+
+
+def _pick(rng: random.Random, candidates: list, n: int = POSITIONS) -> list:
+    candidates = sorted(set(candidates))
+    return sorted(rng.sample(candidates, min(n, len(candidates))))
+
+
+def _lines_in_blocks(base: Warehouse) -> set[int]:
+    return {n for _t, _i, a, b in base.block_lines() for n in range(a, b + 1)}
+
+
+def _wrap_pieces(lines: list[str]) -> set[int]:
+    """Lines of a capture a terminal hard-wrapped that are cut pieces (as wide as the pane, the
+    widest line, printed at least three times): a line put after one, or a field put inside
+    one, would split one printed line in two or change the pane's width (tests/test_wraps.py
+    covers wraps)."""
+    widths = [len(line.rstrip()) for line in lines]
+    pane = max(widths, default=0)
+    if pane < 60 or widths.count(pane) < 3:
+        return set()
+    return {n for n, w in enumerate(widths, 1) if w >= pane - 1}
+
+
+def _is_whole_file_output(raw: Path) -> bool:
+    return raw.suffix in WHOLE_FILE_SUFFIXES
+
+
+# ------------------------------------------------------------------------------------------
+# The mutations.
+
+def garbles(raw: Path, text: str, base: Warehouse) -> list[tuple[int, str, str]]:
+    """(line, token, garbled token) of a few numbers stored as values, each one digit → !."""
+    lines = text.split("\n")
+    stored = base.numbers()
+    inside = _lines_in_blocks(base)
+    candidates = []
+    for n in sorted(inside):
+        if n > len(lines):
+            continue
+        for m in NUMBER.finditer(lines[n - 1]):
+            # llama-bench's test (`pp 512`, `tg 128`) identifies its row: a row whose test
+            # cannot be read is a warning, not a row (parsers/llama_bench.py, by design).
+            if TEST_NAME.search(lines[n - 1][:m.start()]):
+                continue
+            if float(m.group()) in stored:
+                candidates.append((n, m.start(), m.group()))
+    rng = _rng(raw, "garble")
+    out = []
+    for n, start, token in _pick(rng, candidates):
+        digits = [i for i, c in enumerate(token) if c.isdigit()]
+        d = rng.choice(digits)
+        out.append((n, start, token, token[:d] + "!" + token[d + 1:]))
+    return out
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=_ids)
+def test_garbled_value_costs_that_value_only(pair, tmp_path, tmp_path_factory, request):
+    _known(request, "garble", pair)
+    raw = raw_for(pair)
+    text, base = _base(raw, tmp_path_factory)
+    failures = []
+    for k, (n, start, token, bad) in enumerate(garbles(raw, text, base)):
+        lines = text.split("\n")
+        line = lines[n - 1]
+        lines[n - 1] = line[:start] + bad + line[start + len(token):]
+        got = _warehouse(tmp_path / f"g{k}", "\n".join(lines), raw.name)
+        where = f"{raw.name}:{n} {token!r}→{bad!r}"
+        problems = [f"{t} count {base.counts[t]} → {got.counts[t]}" for t in base.counts
+                    if got.counts[t] < base.counts[t]]
+        lost = []
+        for table, i, path, old, new in _diffs(base, got, _same_order(base, got)):
+            if new is None or new is MISSING or (
+                    isinstance(new, str) and new == str(old).replace(token, bad)) or (
+                    old is MISSING and path[0] == "extra" and isinstance(new, str)
+                    and bad in new):        # kept as printed, by its label
+                lost.append((table, i, path, old))
+            else:
+                problems.append(f"{table}[{i}].{path}: {old!r} → {new!r}")
+        # The warning names the value's line, or the first line of the record it is on (a
+        # wrapped line joined, a table's row read whole).
+        near = {n} | {m for t, i, a, b in base.block_lines() if a <= n <= b
+                      for m in range(a, b + 1)}
+        if lost and not any(w[0] in near for w in got.warnings if w not in base.warnings):
+            problems.append(f"value(s) lost with no warning at line {n}: {lost[:4]}")
+        if problems:
+            failures.append(_report("garble", where, problems, base, got))
+    assert not failures, "\n".join(failures)
+
+
+def foreign_positions(raw: Path, text: str, base: Warehouse) -> list[int]:
+    """Lines after which a foreign line goes: inside a block or right after it (never inside
+    a command continued by a backslash: a line there is part of the command)."""
+    lines = text.split("\n")
+    pieces = _wrap_pieces(lines)
+    candidates = {n for n in _lines_in_blocks(base) if n <= len(lines) and n not in pieces
+                  and not lines[n - 1].rstrip().endswith("\\")}
+    return _pick(_rng(raw, "foreign"), candidates)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=_ids)
+def test_foreign_line_costs_nothing(pair, tmp_path, tmp_path_factory, request):
+    _known(request, "foreign", pair)
+    raw = raw_for(pair)
+    if _is_whole_file_output(raw):
+        pytest.skip("a whole-file output with a line added is not that format any more")
+    text, base = _base(raw, tmp_path_factory)
+    failures = []
+    for k, n in enumerate(foreign_positions(raw, text, base)):
+        foreign = FOREIGN_LINES[k % len(FOREIGN_LINES)]
+        lines = text.split("\n")
+        got = _warehouse(tmp_path / f"f{k}", "\n".join(lines[:n] + [foreign] + lines[n:]),
+                         raw.name)
+        problems = [f"{t} count {base.counts[t]} → {got.counts[t]}" for t in base.counts
+                    if got.counts[t] != base.counts[t] and t != "sightings"]
+        problems += [f"{t}[{i}].{p}: {o!r} → {w!r}"
+                     for t, i, p, o, w in _diffs(base, got, _same_order(base, got))]
+        if problems:
+            failures.append(_report("foreign line", f"{raw.name} after line {n} {foreign!r}",
+                                    problems, base, got))
+    assert not failures, "\n".join(failures)
+
+
+def field_positions(raw: Path, text: str, base: Warehouse) -> list[tuple[int, str]]:
+    """(line, mutated text) for an unknown field: a ``Label: value`` line of its own after a
+    value line of a multi-line block, or a field inside a one-line record.  Table rows are
+    left alone (a table has no place for a field)."""
+    lines = text.split("\n")
+    pieces = _wrap_pieces(lines)
+    candidates = []
+    for _t, _i, a, b in base.block_lines():
+        for n in range(a, b + 1):
+            if n > len(lines):
+                break
+            line = lines[n - 1]
+            if TABLE_ROW.search(line) or n in pieces:
+                continue
+            if a == b:
+                # A record of `Label: value, Label: value` fields (not a row of values).
+                m = IN_LINE_FIELD.search(line)
+                if m and len(LABELLED.findall(line)) >= 2:
+                    candidates.append((n, line[:m.end()] + "mystery field: 12.5, "
+                                       + line[m.end():]))
+                continue
+            m = VALUE_LINE.match(line)
+            if m:
+                label = "Mystery metric (ms):"
+                width = len(m.group("label")) + 1 + len(m.group("gap"))
+                candidates.append((n, line + "\n" + m.group("pre") + label
+                                   + " " * max(1, width - len(label)) + "12.5"))
+    return _pick(_rng(raw, "field"), candidates)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=_ids)
+def test_unknown_field_costs_nothing(pair, tmp_path, tmp_path_factory, request):
+    _known(request, "field", pair)
+    raw = raw_for(pair)
+    if _is_whole_file_output(raw):
+        pytest.skip("a whole-file output's fields are its format's keys (see serving_result_json)")
+    text, base = _base(raw, tmp_path_factory)
+    failures = []
+    for k, (n, mutated) in enumerate(field_positions(raw, text, base)):
+        lines = text.split("\n")
+        lines[n - 1] = mutated
+        got = _warehouse(tmp_path / f"u{k}", "\n".join(lines), raw.name)
+        problems = [f"{t} count {base.counts[t]} → {got.counts[t]}" for t in base.counts
+                    if got.counts[t] != base.counts[t] and t != "sightings"]
+        for t, i, p, o, w in _diffs(base, got, _same_order(base, got)):
+            if o is MISSING and p[0] == "extra":
+                continue        # the field kept by its label
+            problems.append(f"{t}[{i}].{p}: {o!r} → {w!r}")
+        if problems:
+            failures.append(_report("unknown field", f"{raw.name}:{n} {mutated[-60:]!r}",
+                                    problems, base, got))
+    assert not failures, "\n".join(failures)
+
+
+def cut_positions(raw: Path, text: str, base: Warehouse) -> list[int]:
+    """Lines after which the file ends: a line holding a value inside a block (or a table),
+    with more of the file after it."""
+    lines = text.split("\n")
+    last = max((i for i, line in enumerate(lines, 1) if line.strip()), default=0)
+    candidates = {n for n in _lines_in_blocks(base)
+                  if n < last and re.search(r"\d", lines[n - 1])}
+    return _pick(_rng(raw, "cut"), candidates)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=_ids)
+def test_cut_block_keeps_what_it_printed(pair, tmp_path, tmp_path_factory, request):
+    _known(request, "cut", pair)
+    raw = raw_for(pair)
+    if _is_whole_file_output(raw):
+        pytest.skip("a whole-file output cut short is not that format any more")
+    text, base = _base(raw, tmp_path_factory)
+    failures = []
+    for k, n in enumerate(cut_positions(raw, text, base)):
+        got = _warehouse(tmp_path / f"c{k}", "\n".join(text.split("\n")[:n]) + "\n", raw.name)
+        problems = []
+        pairs: dict[str, list[tuple[int, int]]] = {}
+        whole: set[tuple[str, int]] = set()
+        for table, spans in base.spans.items():
+            printed = [i for i, (a, _b) in enumerate(spans) if a <= n]
+            if len(got.rows[table]) < len(printed):
+                problems.append(f"{table} count {len(printed)} printed → "
+                                f"{len(got.rows[table])}")
+            pairs[table] = list(zip(printed, range(len(got.rows[table]))))
+            whole |= {(table, i) for i in printed if spans[i][1] <= n}
+        # A run seen again after the cut (printed, then saved as JSON) had the values of the
+        # sighting that read best: without it, those of what was printed before the cut.
+        resighted = {i for i, last in base.seen_until.items()
+                     if last > n and base.spans["serving_runs"][i][0] <= n}
+        lost = []
+        for t, i, p, o, w in _diffs(base, got, pairs):
+            if i in resighted and "serving_runs" in (t, VALUE_TABLES.get(t, (0, 0))[1]):
+                continue
+            if p and p[0] in LINKS and w in (None, MISSING):
+                continue        # what it was linked to came after the cut
+            if (t, i) not in whole and t in ROW_TABLES or t in VALUE_TABLES and (
+                    VALUE_TABLES[t][1], i) not in whole:
+                if w is None or w is MISSING:
+                    if t not in OPEN_ENDED:
+                        lost.append((t, i, p))
+                    continue
+                if o is MISSING and p == ("extra", "incomplete") or p[0] in RECKONED:
+                    continue
+            problems.append(f"{t}[{i}].{p}: {o!r} → {w!r}")
+        if lost and not [w for w in got.warnings if w not in base.warnings]:
+            problems.append(f"a cut row lost values with no warning: {lost[:4]}")
+        if problems:
+            failures.append(_report("cut", f"{raw.name} after line {n}", problems, base, got))
+    assert not failures, "\n".join(failures)
