@@ -177,7 +177,8 @@ def test_malformed_rows_warn_with_file_and_line(tmp_path):
 
 
 def test_table_without_build_line_and_prose_mentions(tmp_path):
-    """`llama-bench:` in prose is not a command; a table ends at its last `|` line."""
+    """`llama-bench:` in prose is not a command; a table ends at its last `|` line (a line
+    typed between it and its `build:` line does not take the build line from it)."""
     note = tmp_path / "note.md"
     note.write_text(
         "Just for fun llama-bench:\n\n"
@@ -191,7 +192,7 @@ def test_table_without_build_line_and_prose_mentions(tmp_path):
     items = [i for i in parse_file(note)]
     got = [(i.row.test, i.row.n_threads, i.row.avg_ts, i.row.command, i.row.build_commit)
            for i in items if not isinstance(i, Problem)]
-    assert got == [("pp512", 16, 61.15, None, None), ("tg128", 16, 9.31, None, None)]
+    assert got == [("pp512", 16, 61.15, None, "0000000"), ("tg128", 16, 9.31, None, "0000000")]
 
 
 @pytest.mark.parametrize("model_type, parts", [

@@ -89,7 +89,8 @@ TABLE_ROW = re.compile(r"[|│┃].*[|│┃]")
 # entry goes.  (mutation, fixture) → why.
 KNOWN: dict[tuple[str, str], str] = {}
 for _kind, _why, _fixtures in [
-    ('cut', "a GuideLLM report cut short: its runs lose the later tables' values with no warning, or are lost when the cut falls in the first table", (
+    ('cut', "a GuideLLM report cut short is marked incomplete with a warning, but a run none of whose rows was printed yet (cut in the metadata or before its row in the first table) is lost: how many runs the report had is not printed before its rows", (
+        'guidellm_console/derived-guidellm-0.1-rich-nested-box',
         'guidellm_console/derived-guidellm-0.2-80col-wrapped-pod-log',
         'guidellm_console/derived-guidellm-0.2-sweep-same-run-as-json',
         'guidellm_console/derived-guidellm-0.3-admonition-indented-printed-twice',
@@ -99,160 +100,42 @@ for _kind, _why, _fixtures in [
     )),
     ('cut', "a block cut where body_line does not take every line before it (SGLang's layouts) is a warning only, not a row marked incomplete", (
         'vllm_serving/derived-docker-timestamps-issue12845',
-        'vllm_serving/derived-sglang-0.4-reqeuest-concurrency-typo',
-        'vllm_serving/derived-sglang-0.5-current-printed',
-        'vllm_serving/derived-sglang-0.5.23-goodput-cache',
-        'vllm_serving/derived-sglang-2024-total-throughput',
-        'vllm_serving/derived-vllm-0.11-then-sglang-not-set',
     )),
-    ('cut', 'a client summary cut short loses values with no warning', (
+    ('cut', "a 2023 client summary cut right after its first line (`Total time: 95.12 s` alone): one value is prose, not a run (tests/test_vllm_client_summary.py pins that), so the run is not kept; cut later, it is, with a warning", (
         'vllm_client_summary/derived-vllm-2023-serving-docs-indented',
     )),
-    ('cut', 'a launch cut short reckons its figures from what it printed so far', (
+    ('cut', "a launch cut inside a hard-wrapped start-up line: the launch's line_end is its last fact's first line (LineHit carries no end line), so the test counts the half-printed fact as printed whole", (
         'vllm_server/derived-wrapped-80-cols-pr24162',
     )),
-    ('cut', 'a line format cut inside a wrapped record fails the whole record', (
+    ('cut', "a line format cut inside a wrapped record: a record whose last field is cut is read without it (ingest/parse.py), but one cut between pieces that read neither alone nor joined is a WrapCut warning and lost (engine_stats), a hand-wrapped SGLang line cut between pieces reads as whole with no warning, and a wrapped launch command cut loses the launch's arguments", (
         'engine_stats/derived-wrapped-100-cols-issue14226',
         'sglang_stats/derived-sglang-hand-wrapped',
-        'spec_decode/derived-wrapped-80-cols-pr15902',
         'spec_decode/v1_ngram_pr24127',
-    )),
-    ('field', 'an unknown `Label: value` line inside a 2023-2024 client summary ends it: the lines after it are lost', (
-        'vllm_client_summary/derived-vllm-2023-serving-docs-indented',
-        'vllm_client_summary/derived-vllm-2023-serving-prompt-namespace',
-        'vllm_client_summary/derived-vllm-benchmark-throughput-three-shapes',
-        'vllm_client_summary/derived-vllm-early-2024-serving-reuqest-typo',
-    )),
-    ('field', 'an unknown field inside a spec-decode line moves the per-position list', (
-        'spec_decode/v0_spec_prefix_issue9539',
     )),
     ('foreign', 'a foreign line between the pieces of a hand-wrapped SGLang line splits the record', (
         'sglang_stats/derived-sglang-hand-wrapped',
     )),
-    ('foreign', "a foreign line ends a llama-bench table: the rows after it are headerless (not read) and the build line after it is not the table's trailer any more", (
-        'llama_bench/cuda_2024_pp_space',
-        'llama_bench/cuda_cublas_overflow_pr4766',
-        'llama_bench/derived-backtick-build-compact-tables',
-        'llama_bench/derived-fork-kv-types-long-model-depth',
-        'llama_bench/derived-wrapped-headers-and-foreign-lines',
-        'llama_bench/derived_banner_before_json',
-        'llama_bench/ik_llama_gp_sweep_derived',
-        'llama_bench/malformed_rows_derived',
-        'llama_bench/override_tensor_regex_pipes_derived',
-        'llama_bench/rocm_vulkan_gfx1151_dev_dio',
-        'llama_bench/rpc_vulkan',
-        'llama_bench/sycl_device_table_between_rows_derived',
-        'llama_bench/sycl_env_report_between_rows_derived',
-        'llama_bench/sycl_register_mojibake_b9159',
-        'llama_bench/sycl_vulkan_messages_between_rows_derived',
-        'llama_bench/vulkan_build_before_table',
-        'llama_bench/vulkan_fa_b5298',
-        'llama_bench/vulkan_radv_long_model_name',
-        'llama_bench/vulkan_uma_depth_d8096',
-        'llama_bench/windows_powershell_cuda',
-    )),
-    ('foreign', 'a foreign line inside a /metrics paste splits the scrape in two', (
-        'prometheus_metrics/derived-vllm-v0-two-scrapes',
-        'prometheus_metrics/real-vllm-v0-ibm-vllm-pr18',
-        'prometheus_metrics/real-vllm-v1-production-stack-issue318',
-    )),
-    ('foreign', 'a foreign line inside a 2023-2024 client summary ends it: the lines after it are lost', (
-        'vllm_client_summary/derived-vllm-2023-serving-docs-indented',
-        'vllm_client_summary/derived-vllm-2023-serving-prompt-namespace',
-        'vllm_client_summary/derived-vllm-benchmark-throughput-three-shapes',
-        'vllm_client_summary/derived-vllm-early-2024-serving-reuqest-typo',
-    )),
-    ('foreign', 'a foreign line inside a GuideLLM table ends the table: the rows and tables after it lose their run', (
-        'guidellm_console/derived-guidellm-0.2-80col-wrapped-pod-log',
-        'guidellm_console/derived-guidellm-0.2-sweep-same-run-as-json',
-        'guidellm_console/derived-guidellm-0.3-admonition-indented-printed-twice',
-        'guidellm_console/derived-guidellm-0.3-sweep-issue136',
-        'guidellm_console/derived-guidellm-0.4-constant-llm-d-pr1459',
-        'guidellm_console/derived-guidellm-0.4-list-items-dash-cells',
-        'guidellm_console/derived-guidellm-0.5.2-all-requests-garbled-cell',
-        'guidellm_console/derived-guidellm-0.7-ttfot-terminal-wrapped-80col',
-        'guidellm_console/derived-guidellm-current-mean-std-cells',
-    )),
-    ('foreign', 'a foreign line inside a pasted output (SQL, JSON) in a note breaks that paste', (
+    ('foreign', "a foreign line between a hand-written markdown table's header and its `---|---` rule in a note: it is not a table any more (published_markdown)", (
         'notes/derived-note-saved-as-txt',
-        'notes/derived-pasted-llama-bench-sql',
-        'notes/derived-pasted-save-result',
     )),
-    ('foreign', 'a foreign line without the `# ` prefix ends commented output (reading/segmenter.py) and a block without its closing rule at the foreign line: the lines after it are lost', (
-        'vllm_serving/derived-commented-results-in-note',
-        'vllm_serving/derived-commented-results-in-script',
-        'vllm_serving/derived-commented-results-only',
-        'vllm_serving/derived-lost-closing-rule-eof',
+    ('garble', 'a garbled `Maximum request concurrency:` printed before the block (a preamble line, parsers/runcontext) is kept as printed in extra with no warning', (
         'vllm_serving/real-vllm-0.10-cut-preamble-issue24005',
-    )),
-    ('garble', 'a garbled number makes the JSON record invalid: the run is lost (needs a tolerant JSON reader)', (
-        'serving_result_json/derived-sglang-0.4.0-issue2805',
-        'serving_result_json/derived-sglang-0.5-current',
-        'serving_result_json/derived-sglang-2024-layout',
-        'serving_result_json/derived-vllm-0.13-detailed-metadata',
-    )),
-    ('garble', 'an unreadable sample ends the /metrics scrape: the samples after it are lost', (
-        'prometheus_metrics/derived-vllm-v0-two-scrapes',
-        'prometheus_metrics/real-vllm-v0-ibm-vllm-pr18',
-        'prometheus_metrics/real-vllm-v1-production-stack-issue318',
-    )),
-    ('garble', 'an unreadable value in a block without its closing rule fails body_line: the block is read as cut short there', (
-        'vllm_serving/derived-lost-closing-rule-prose',
-        'vllm_serving/derived-sglang-0.5.23-goodput-cache',
-        'vllm_serving/real-vllm-0.10-cut-preamble-issue24005',
-    )),
-    ('garble', 'engine_stats and spec_decode grammars take a value as a NUMBER token: a garbled one fails the whole line (sglang_stats reads values as text and nulls a bad one; these two do not yet)', (
-        'engine_stats/derived-wrapped-100-cols-issue14226',
-        'engine_stats/v0_metrics_issue22230',
-        'engine_stats/v1_loggers_issue14226',
-        'spec_decode/derived-wrapped-80-cols-pr15902',
-        'spec_decode/v0_spec_prefix_issue9539',
-        'spec_decode/v1_log_rename_pr15902',
-        'spec_decode/v1_ngram_pr24127',
     )),
     ('garble', "guidellm_console: an unreadable cell's warning names another line, or the table is split", (
         'guidellm_console/derived-guidellm-0.2-80col-wrapped-pod-log',
         'guidellm_console/derived-guidellm-0.2-sweep-same-run-as-json',
     )),
-    ('garble', 'llama_bench_output (csv/sql/jsonl) drops a record with an unreadable value (a JSON one is not JSON any more); a headerless row or an extra column loses it silently; a garbled table row can end the table for the segmenter', (
-        'llama_bench/deepseek_h100_derived_csv',
-        'llama_bench/deepseek_h100_derived_jsonl',
-        'llama_bench/deepseek_h100_derived_sql',
+    ('garble', 'llama-bench markdown tables: a headerless row or an extra column loses a garbled value silently; a garbled table row can end the table for the segmenter', (
         'llama_bench/derived-backtick-build-compact-tables',
         'llama_bench/derived-fork-kv-types-long-model-depth',
         'llama_bench/derived-rows-without-header',
-        'llama_bench/derived-upstream-readme-2026-jsonl',
-        'llama_bench/derived-upstream-readme-2026-sql',
-        'llama_bench/derived-upstream-readme-b1275-2023-csv',
-        'llama_bench/derived-upstream-readme-b1275-2023-sql',
         'llama_bench/derived-wrapped-headers-and-foreign-lines',
         'llama_bench/ik_llama_mla_fmoe_repacked_derived',
     )),
-    ('garble', 'pasted outputs (llama-bench sql, save-result JSON) drop a record with an unreadable value', (
+    ('garble', "a note's hand-written table loses a garbled cell silently (published_markdown); a save-result JSON pasted beside the printed block: its garbled value is null, and the run's identity takes the printed block's rounded values", (
         'notes/derived-note-saved-as-txt',
-        'notes/derived-pasted-llama-bench-sql',
         'notes/derived-pasted-save-result',
-    )),
-    ('garble', 'vllm_client_summary drops or mis-assigns a record with an unreadable value, with no warning at its line', (
-        'vllm_client_summary/derived-vllm-2023-serving-docs-indented',
-        'vllm_client_summary/derived-vllm-2023-serving-prompt-namespace',
-        'vllm_client_summary/derived-vllm-benchmark-throughput-three-shapes',
-        'vllm_client_summary/derived-vllm-early-2024-serving-reuqest-typo',
-    )),
-    ('garble', "vllm_server start-up facts: an unreadable figure is dropped silently or moves the launch's reckoned values", (
-        'vllm_server/ascend_npu_and_cpu_backend_blocks_derived',
-        'vllm_server/derived-backticked-log-lines-in-prose',
-        'vllm_server/derived-listen-addresses-and-served-names',
-        'vllm_server/derived-progress-dots-glued',
-        'vllm_server/derived-weights-memory-comma-profile',
-        'vllm_server/v0_memory_profile_derived',
-        'vllm_server/v1_early_blocks_pr12569',
-        'vllm_server/v1_graph_capture_pr19794',
-        'vllm_server/v1_kv_capacity_pr20707',
-        'vllm_server/v1_nondefault_args_pr24162',
-        'vllm_server/v1_startup_figures_derived',
-    )),
-]:
+    )),]:
     KNOWN.update({(_kind, f + ".expected.json"): _why for f in _fixtures})
 
 

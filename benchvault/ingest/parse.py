@@ -126,6 +126,10 @@ def _read_embedded(item) -> Iterator[Parsed | IngestWarning]:
         copy = Path(scratch) / "pasted"
         copy.write_text(item.text, encoding="utf-8")
         got = list(fmt.read(copy, item.context))
+    for number, text in item.skipped:
+        yield IngestWarning(number, f"{fmt.name} (pasted, lines {item.line_start}-"
+                            f"{item.line_end}): not a line of the pasted output: skipped",
+                            fmt.name, text)
     starts = [g.row.line_start or 1 for g in got if not isinstance(g, Problem)]
     # A record read from one line (a JSON value's first) spans to the next record's start.
     ends = [max(a, b - 1) for a, b in zip(starts, starts[1:])] + [len(item.lines)]
@@ -203,8 +207,12 @@ def _build_line(hit) -> Iterator[Parsed | IngestWarning]:
     try:
         parsed = hit.format.build(hit.line, hit.text, hit.context)
     except (BlockParseError, ValidationError, ValueError) as exc:
-        yield IngestWarning(hit.line, f"{name}: {exc}", name, hit.text)
-        return
+        parsed = _cut_back(hit)
+        if parsed is None:
+            yield IngestWarning(hit.line, f"{name}: {exc}", name, hit.text)
+            return
+        yield IngestWarning(hit.line, f"{name}: the record stops in its last field (cut short?): "
+                            f"read without it, marked incomplete", name, hit.text)
     if isinstance(parsed, Facts):
         # One line of a record many lines assemble (a server launch): the Linker merges it.
         parsed.line, parsed.text = hit.line, hit.text
@@ -212,11 +220,30 @@ def _build_line(hit) -> Iterator[Parsed | IngestWarning]:
                     for line, reason in parsed.warnings)
         yield parsed
     elif parsed is not None:
-        _stamp(parsed, hit.line, hit.line, hit.text)
+        _stamp(parsed, hit.line, max(hit.line_end, hit.line), hit.text)
         # What the line could not say (a garbled value, stored as null) with the line's text.
         yield from (IngestWarning(line, f"{name}: {reason}", name, hit.text)
                     for line, reason in parsed.warnings)
         yield parsed
+
+
+def _cut_back(hit) -> Parsed | None:
+    """A record that ends inside its last field (a paste cut between the pieces of a wrapped
+    line, a label left without its value): read without that field, if the rest reads as a row
+    of its own; None otherwise."""
+    text = hit.text.rstrip()
+    cut = text.rfind(", ")
+    if cut <= 0:
+        return None
+    try:
+        parsed = hit.format.build(hit.line, text[:cut], hit.context)
+    except (BlockParseError, ValidationError, ValueError):
+        return None
+    if not isinstance(parsed, Parsed):
+        return None
+    if "extra" in fields_of(type(parsed.row)):
+        store.assign(parsed.row, extra={**(parsed.row.extra or {}), INCOMPLETE: True})
+    return parsed
 
 
 def _stamp(parsed: Parsed, start: int, end: int, text: str) -> None:

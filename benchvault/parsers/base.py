@@ -156,6 +156,14 @@ class BlockFormat:
     closing: str | None = None
     # ...and one of its body lines matches this (a block cut before it is not complete).
     body_complete: re.Pattern[str] | None = None
+    # For end=None formats: (the block's lines so far, a line) → does the block go on with
+    # this line after one line that is not its own (a line a user typed, a prompt, and the
+    # blank lines after it)?  Then that line joins the block (its build skips it, with a
+    # warning) instead of ending it.  None: the first line not its own ends the block.
+    resumes: Callable[[list[str], str], bool] | None = None
+    # False: its start line never cuts another format's open block (a label line that a
+    # result block of another format holds too).
+    cuts: bool = True
 
     def starts(self, line: str) -> bool:
         for marker in self.markers:     # a loop, not any(): asked of every format per hint

@@ -28,46 +28,85 @@ from .grammar import ColumnTransformer, flatten
 from .vllm_server_log import row_from_log_line, split_log_line
 
 
+NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf")
+
+
+def _read(label, value) -> tuple[str, Any]:
+    """(label without its colon, the value as a float, or None when it is no number)."""
+    text = str(value)
+    return " ".join(str(label).rstrip(":").split()), (
+        float(text) if NUMBER.fullmatch(text) else None)
+
+
 @v_args(inline=True)
 class LineToColumns(ColumnTransformer):
-    """Tree → ({column: value}, {unknown label: value})."""
+    """Tree → ({column: value}, {unknown label: value}, [(label, unreadable text)]).
+
+    Plain data only, so the parse memo keeps it per shape (see reading/memo.py)."""
 
     def start(self, line):
         return line
 
-    def v0_prefix_cache(self, _label, gpu, cpu):
-        return {"prefix_cache_hit_rate_pct": float(gpu),
-                "cpu_prefix_cache_hit_rate_pct": float(cpu)}, {}
+    def v0_prefix_cache(self, _label, *items):
+        return self._line(items)
+
+    def v0_gpu(self, label, value):
+        return self._field("prefix_cache_hit_rate_pct", label, value)
+
+    def v0_cpu(self, label, value):
+        return self._field("cpu_prefix_cache_hit_rate_pct", label, value)
 
     def stats(self, *items):
-        items = list(flatten(items))
-        columns = {k: v for k, v in items if k != "other"}
-        extra = dict(v for k, v in items if k == "other")
-        return columns, extra
+        return self._line(items)
+
+    @staticmethod
+    def _line(items):
+        columns: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        unread: list[list[str]] = []
+        for item in flatten(items):
+            name, value = item[0], item[1]
+            if len(item) > 2:
+                unread.append(list(item[2:]))
+            if name == "other":
+                extra[value[0]] = value[1]
+            elif value is not None:
+                columns[name] = value
+        return columns, extra, unread
+
+    @staticmethod
+    def _field(name, label, value):
+        label, number = _read(label, value)
+        return (name, number) if number is not None else (name, None, label, str(value))
 
     def engine_index(self, label):
         return "engine_index", int(str(label).split()[1].rstrip(":"))
 
     def other(self, label, value, *_unit):
-        return "other", (str(label).rstrip(":").strip(), float(value))
+        name, number = _read(label, value)
+        item = ("other", (name, number))
+        return item if number is not None else (*item, name, str(value))
 
     def column(self, name, children):
-        # Every other rule is named after its column: LABEL NUMBER [unit].
-        return name, float(children[1])
+        # Every other rule is named after its column: LABEL VALUE [unit].
+        return self._field(name, children[0], children[1])
 
 
 def _parser() -> Lark:
     return grammar.in_parser("engine_stats.lark", __file__, LineToColumns)
 
 
-def parse_message(message: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def parse_message(message: str) -> tuple[dict[str, Any], dict[str, Any], list[list[str]]]:
     return grammar.parse(_parser(), message, "engine stats line")
 
 
 def build(line: int, text: str, context: Context) -> Parsed:
     log = split_log_line(text)
-    columns, extra = parse_message(log.message)
-    return Parsed(row=row_from_log_line(EngineStat, log, context, columns, extra))
+    columns, extra, unread = parse_message(log.message)
+    warnings = [(line, f"{label}: cannot read {value!r}, stored as null")
+                for label, value in unread]
+    return Parsed(row=row_from_log_line(EngineStat, log, context, columns, extra),
+                  warnings=warnings)
 
 
 FORMAT = LineFormat(

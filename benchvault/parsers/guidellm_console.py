@@ -52,7 +52,7 @@ from typing import Any, Callable
 
 from lark import Lark, Token, v_args
 
-from ..schemas.models import LatencyStat, ServingRun, fields_of
+from ..schemas.models import INCOMPLETE, LatencyStat, ServingRun, fields_of
 from . import grammar
 from .base import Block, BlockFormat, BlockParseError, Context, Parsed, Problem, half_unit
 from .grammar import ColumnTransformer, flatten
@@ -574,8 +574,17 @@ def build(block: Block) -> list[Parsed | Problem]:
     printings: list[Printing] = [Printing()]
     problems: list[Problem] = []
     for first, raw in sections_of(block.lines):
-        lines, origin = unwrap(dedent(raw))
-        where = _file_lines(block.line_start + first, origin)
+        kept = list(range(len(raw)))
+        dedented = dedent(raw)
+        foreign = foreign_lines(dedented)
+        if foreign:
+            for i in sorted(foreign):
+                problems.append(Problem(block.line_start + first + i, "not a line of the GuideLLM "
+                                        "report: skipped", raw[i]))
+            kept = [i for i in kept if i not in foreign]
+            dedented = [dedented[i] for i in kept]
+        lines, origin = unwrap(dedented)
+        where = _file_lines(block.line_start + first, [kept[o] for o in origin])
         try:
             sections = parse_report("\n".join(lines))
         except BlockParseError as exc:
@@ -596,6 +605,14 @@ def build(block: Block) -> list[Parsed | Problem]:
             printing.holds(first, raw)
             for header_rows, rows in parts:
                 read_table(printing, title, header_rows, rows, where, problems)
+    cut = cut_at(block)
+    if cut is not None:
+        for printing in printings[-1:]:
+            for bench in printing.benchmarks:
+                # (`incomplete` may already be the count of incomplete requests it printed)
+                bench.extra.setdefault(INCOMPLETE, True)
+        problems.append(Problem(cut, "the GuideLLM report is cut short here: the values it "
+                                     "printed are kept, marked incomplete"))
     if not any(p.benchmarks for p in printings):
         if problems:
             raise BlockParseError(problems[0].reason, problems[0].line - block.line_start + 1)
@@ -609,6 +626,34 @@ def build(block: Block) -> list[Parsed | Problem]:
         for bench in printing.benchmarks:
             out.append(_parsed(block, context, bench, span))
     return out
+
+
+# GuideLLM 0.2 - 0.3 print these tables, in this order, after the metadata.
+OLD_TABLES = ("Benchmarks Info", "Benchmarks Stats")
+
+
+def cut_at(block: Block) -> int | None:
+    """The line after which a report ends before it printed everything (a paste cut short):
+    its last table has no closing rule, or a 0.2 - 0.3 report stops before its last table."""
+    lines = block.lines
+    last = len(lines) - 1
+    while last > 0 and not lines[last].strip():
+        last -= 1
+    sections = sections_of(lines[:last + 1])
+    first, section = sections[-1]
+    title = section[0].strip()
+    # its table's lines (prose or a list item's text after the table is not the table)
+    table = [ln for ln in section[1:] if "|" in ln or RULE_PIECE.match(ln.strip())]
+    if table or "Metadata" not in title and not any(ln.strip() for ln in section[1:]):
+        if not table or not RULE_PIECE.match(table[-1].strip()) or sum(
+                1 for ln in table if RULE_PIECE.match(ln.strip())) < 2:
+            return block.line_start + last
+    titles = [sec[0].strip().rstrip(":") for _, sec in sections]
+    titles = [t.split(None, 1)[1] if t[:1] in "-*+" else t for t in titles]
+    if any(t.endswith("Benchmarks Metadata") or t.endswith("Benchmarks Info") for t in titles) \
+            and not any(t.endswith(OLD_TABLES[-1]) for t in titles):
+        return block.line_start + last
+    return None
 
 
 def _file_lines(start: int, origin: list[int]) -> Callable[[int | None], int]:
@@ -679,6 +724,42 @@ def continues(line: str) -> bool:
             or SCRAP_LINE.match(line) is not None)
 
 
+def resumes(lines: list[str], line: str) -> bool:
+    """After a line that is not the report's (typed into the paste, a prompt), the report goes
+    on at a table line inside a table, a rule or a title, or an indented metadata line right
+    after metadata lines."""
+    if not line.strip():
+        return False
+    last = next((ln for ln in reversed(lines) if ln.strip()), "")
+    if START.match(line):
+        return not line.strip().startswith("Benchmarks Metadata")   # a report again
+    if METADATA_LINE.match(line) and "|" not in line:
+        return METADATA_LINE.match(last) is not None and "|" not in last
+    if TABLE_LINE.search(line):
+        # not after a table's closing rule (a markdown table after the report)
+        return not (RULE_PIECE.match(last.strip()) and not RULE_PIECE.match(line.strip())
+                    and not SEPARATOR_PIECE.match(line.strip()))
+    return False
+
+
+def foreign_lines(lines: list[str]) -> set[int]:
+    """The lines of a section (title first, as dedented) that are none of its own: a line
+    without `|` inside a table (up to its last rule), an unindented line among metadata."""
+    if len(lines) < 3:
+        return set()
+    rules = [i for i, ln in enumerate(lines) if RULE_PIECE.match(ln.strip())]
+    if rules:
+        return {i for i in range(1, rules[-1]) if lines[i].strip() and "|" not in lines[i]
+                and not RULE_PIECE.match(lines[i].strip())
+                and not SEPARATOR_PIECE.match(lines[i].strip())
+                and not SCRAP_LINE.match(lines[i])}
+    if "Metadata" not in lines[0]:
+        return set()
+    meta = [i for i, ln in enumerate(lines) if METADATA_LINE.match(ln)]
+    return {i for i in range(1, meta[-1]) if lines[i].strip()
+            and not METADATA_LINE.match(lines[i])} if meta else set()
+
+
 FORMAT = BlockFormat(
     name="guidellm_console",
     table="serving_runs",
@@ -698,4 +779,5 @@ FORMAT = BlockFormat(
     preamble_markers=("validated with model",),
     continues=continues,
     restarts=False,
+    resumes=resumes,
 )

@@ -566,6 +566,8 @@ def tables(block: Block) -> tuple[list[_Table], list[Problem]]:
                                                   "build_number": rest[1]}
             continue
         cells = rest[0]
+        if len(cells) == 1 and "|" not in block.lines[line - 1]:
+            continue        # no cell rule at all: a line typed into the paste, not a row
         if _is_header(cells):
             found.append(_Table(cells, raws.get(line - 1, block.lines[line - 1])))
         elif _is_rule(cells):
@@ -652,6 +654,22 @@ def continues(line: str) -> bool:
             or HEADER_REST.match(stripped) is not None)
 
 
+def _cells_of(line: str) -> int:
+    return len(rejoin_bracketed(line.strip().strip("|").split("|")))
+
+
+def resumes(lines: list[str], line: str) -> bool:
+    """After a line that is not the table's (typed into the paste, a prompt), the table goes on
+    at a row with as many cells as its header (or, a header wrapped, its last row)."""
+    stripped = line.strip()
+    if "|" not in stripped:
+        return False
+    for prior in reversed(lines):
+        if HEADER_RE.match(prior) or prior.lstrip().startswith("|"):
+            return _cells_of(prior) == _cells_of(stripped)
+    return False
+
+
 FORMAT = BlockFormat(
     name="llama_bench",
     table="llama_bench_results",
@@ -673,4 +691,5 @@ FORMAT = BlockFormat(
     preamble_markers=("ggml_", "device", "build"),
     continues=continues,
     trailer=TRAILER,
+    resumes=resumes,
 )

@@ -70,6 +70,7 @@ BANNER = re.compile(
 BACKEND_FLAGS = (("cuda", "CUDA"), ("opencl", "OpenCL"), ("vulkan", "Vulkan"),
                  ("kompute", "Kompute"), ("metal", "Metal"), ("sycl", "SYCL"),
                  ("gpu_blas", "GPU BLAS"), ("blas", "BLAS"))
+LEGACY_FLAGS = {flag for flag, _ in BACKEND_FLAGS} | {"rpc", "f16_kv"}
 
 
 def start_of(head: bytes) -> tuple[str | None, int]:
@@ -124,20 +125,36 @@ def older_fields(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def record_row(record: dict[str, Any], context: Context, kind: str, line: int,
-               raw: str) -> LlamaBenchResult:
-    """One llama-bench record (its own field names) → a validated row."""
+               raw: str, unread: list[str] | None = None) -> LlamaBenchResult:
+    """One llama-bench record (its own field names) → a validated row.  A value its column
+    cannot hold (a garbled `1!.5`) is null, named in ``unread`` (or an error when None)."""
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
+    lost: set[str] = set()
     for key, value in record.items():
         if key in FIELDS and key not in OWN_COLUMNS:
-            values[key] = typed(key, value) if value != "" else None
+            try:
+                values[key] = typed(key, value) if value != "" else None
+            except ValueError as exc:
+                if unread is None:
+                    raise
+                unread.append(str(exc))
+                values[key] = None
+                lost.add(key)
         else:
             extra[key] = value
+            # Older builds' flags (`cuda`, `blas`, `f16_kv`) are 0/1: one that is neither
+            # says nothing about the backend (kept as printed, named in a warning).
+            if key in LEGACY_FLAGS and unread is not None and value is not None \
+                    and str(value).strip().lower() not in ("0", "1", "true", "false"):
+                unread.append(f"{key}: {value!r} is not a 0/1 flag")
+                lost.add(key)
     for key in ("samples_ns", "samples_ts"):
         # csv/sql do not print samples; a string here is a list someone wrote as text
         if isinstance(values.get(key), str):
             extra[key] = values.pop(key)
-    if values.get("n_depth") is None and values.get("n_prompt") is not None:
+    if values.get("n_depth") is None and values.get("n_prompt") is not None \
+            and "n_depth" not in lost:
         values["n_depth"] = 0          # builds before `-d` always ran at depth 0
     values.update(older_fields(record))
     values.update(model_parts(values.get("model_type")))
@@ -146,7 +163,8 @@ def record_row(record: dict[str, Any], context: Context, kind: str, line: int,
     label = extra.pop("test", None) if isinstance(extra.get("test"), str) else None
     return LlamaBenchResult(
         **values, extra=extra or None, format=f"llama_bench_{kind}",
-        test=label.strip() if label and label.strip() else
+        test=label.strip() if label and label.strip() else None
+        if lost & {"n_prompt", "n_gen", "n_depth"} else      # a count of the test unread
         test_name(values.get("n_prompt"), values.get("n_gen"), values.get("n_depth")),
         gpu_count=len(gpu_info.split(", ")) if gpu_info else None,
         tags=context.tags or None, line_start=line, line_end=line, raw_text=raw[:RAW_LIMIT])
@@ -156,17 +174,89 @@ def _row_or_problem(record: Any, context: Context, kind: str, line: int, raw: st
                     ) -> Parsed | Problem:
     if not isinstance(record, dict):
         return Problem(line, f"{kind}: a record is not an object: {raw[:80]!r}", raw)
+    unread: list[str] = []
     try:
-        return Parsed(row=record_row(record, context, kind, line, raw))
+        row = record_row(record, context, kind, line, raw, unread)
     except ValidationError as exc:
+        # A value of the wrong type for its column (`"n_prompt": "5!2"` as text): that value
+        # is null, the record kept; what still fails loses the record as before.
+        bad = {str(e["loc"][0]) for e in exc.errors() if e.get("loc")}
+        if bad and all(k in record for k in bad):
+            unread += [f"{k}: {record[k]!r} is not a value of its column" for k in sorted(bad)]
+            try:
+                row = record_row({k: (None if k in bad else v) for k, v in record.items()},
+                                 context, kind, line, raw, unread)
+            except (ValidationError, ValueError):
+                row = None
+            if row is not None:
+                return Parsed(row=row, warnings=[(line, f"{kind}: {u}, stored as null")
+                                                 for u in unread])
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
         return Problem(line, f"{kind}: {where}: {first.get('msg')}", raw[:RAW_LIMIT])
     except ValueError as exc:
         return Problem(line, f"{kind}: {exc}", raw[:RAW_LIMIT])
+    return Parsed(row=row, warnings=[(line, f"{kind}: {u}, stored as null") for u in unread])
 
 
 # -- json / jsonl: one object at a time ----------------------------------------------------
+# A bare word where a JSON value belongs (a number garbled in the paste: `1!.5`, `!547`): up
+# to the next `,` `}` `]` or line end.
+BARE_WORD = re.compile(r"[^\s,}\]\[{\"]+")
+MAX_MENDS = 8
+
+
+def tolerant_decode(decoder: json.JSONDecoder, buf: str, pos: int,
+                    exc: json.JSONDecodeError) -> tuple[Any, int, list[str]] | None:
+    """The JSON value at ``pos`` read again with what broke it mended, so one bad value costs
+    that value only: a bare word where a value belongs (a garbled number, `1!.5`) quoted as a
+    string (its column cannot hold the text: null, with a warning), or a whole line that is no
+    JSON at all (typed into the paste, a prompt) left out.  (value, end in ``buf``, what was
+    mended) or None when the value is not readable that way (cut short, or broken otherwise)."""
+    text, bad, added = buf, [], 0
+    for _ in range(MAX_MENDS):
+        mended = _quoted(text, pos, exc.pos) or _line_left_out(text, pos, exc.pos)
+        if mended is None:
+            return None
+        text, what, grew = mended
+        bad.append(what)
+        added += grew
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as again:
+            exc = again
+            continue
+        # `end` in the mended text; in ``buf`` it is as many characters off as mending added.
+        return value, end - added, bad
+    return None
+
+
+def _quoted(text: str, pos: int, at: int) -> tuple[str, str, int] | None:
+    # back to the start of the word the error is in (`1!.5`: the error is at `!`)
+    start = at
+    while start > pos and text[start - 1] not in " \t\r\n,:[{\"":
+        start -= 1
+    word = BARE_WORD.match(text, start)
+    if word is None or word.end() <= at or text[start - 1:start] == '"':
+        return None
+    if not text[:start].rstrip().endswith((":", ",", "[")):
+        return None
+    quoted = json.dumps(word.group())
+    return (text[:start] + quoted + text[word.end():], word.group(),
+            len(quoted) - len(word.group()))
+
+
+def _line_left_out(text: str, pos: int, at: int) -> tuple[str, str, int] | None:
+    start = text.rfind("\n", pos, at) + 1
+    end = text.find("\n", at)
+    if start <= pos or end < 0:
+        return None             # the value's first line, or its last: not a line inside it
+    line = text[start:end]
+    if not line.strip() or line.lstrip()[:1] in '"{}[],':
+        return None             # a JSON line broken otherwise
+    return text[:start] + text[end + 1:], f"line {line.strip()[:60]!r}", -(end + 1 - start)
+
+
 def _skip(fh, lines: int) -> None:
     for _ in range(lines):
         fh.readline()
@@ -206,6 +296,17 @@ def _json_records(path: Path, encoding: str, skip: int = 0
             try:
                 record, end = decoder.raw_decode(buf, pos)
             except json.JSONDecodeError as exc:
+                mended = tolerant_decode(decoder, buf, pos, exc)
+                if mended is not None:
+                    record, end, bad = mended
+                    raw = buf[pos:end]
+                    yield line, record, raw
+                    yield Problem(line + buf.count("\n", pos, exc.pos),
+                                  f"not valid JSON at {', '.join(bad)}: read as text, or a "
+                                  "line left out", raw[:RAW_LIMIT])
+                    line += raw.count("\n")
+                    pos = end
+                    continue
                 more = "" if eof else fh.read(CHUNK)
                 if more and len(buf) - pos < MAX_RECORD:
                     buf = buf[pos:] + more
@@ -341,7 +442,12 @@ def read(path: Path, context: Context) -> Iterator[Parsed | Problem]:
                 yield item
             else:
                 line, record, raw = item
-                yield _row_or_problem(record, context, kind, line, raw)
+                got = _row_or_problem(record, context, kind, line, raw)
+                yield got
+                if isinstance(got, Parsed):         # a whole-file row's own warnings
+                    yield from (Problem(at, reason, raw[:RAW_LIMIT])
+                                for at, reason in got.warnings)
+                    got.warnings = []
     except (csv.Error, ValueError) as exc:   # a damaged file: what was read stays
         yield Problem(line, f"{kind}: cannot read further: {exc}")
 

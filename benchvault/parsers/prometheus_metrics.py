@@ -29,9 +29,13 @@ from ..schemas.metrics import MetricsSample, MetricsScrape
 from .base import Block, BlockFormat, Parsed, Problem
 
 SUFFIXES = ("_bucket", "_sum", "_count", "_created", "_total", "_info")
+# A sample's value starts with a digit (or a digit garbled in the paste into a stray symbol:
+# that sample is a warning, the line still the scrape's own).
 LINE_RE = re.compile(
     r"^\s*(?:#\s+(?:HELP|TYPE|EOF)\b|[a-zA-Z_:][a-zA-Z0-9_:.]*(?:\{[^}]*\})?\s+"
-    r"(?:[-+]?(?:\d|\.\d)|[-+]?[Ii]nf|NaN|nan))")
+    r"(?:[-+]?(?:[\d!?*~^$&@]|\.\d)|[-+]?[Ii]nf|NaN|nan))")
+VALUE_RE = re.compile(r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|[Ii]nf|NaN|nan)")
+STAMP_RE = re.compile(r"-?\d+(?:\.\d+)?")
 ESCAPES = {"\\\\": "\\", '\\"': '"', "\\n": "\n"}
 
 
@@ -65,8 +69,14 @@ class LinesToItems(Transformer):
     def sample(self, name, *rest):
         labels = next((r for r in rest if isinstance(r, dict)), {})
         tokens = [r for r in rest if not isinstance(r, dict)]
-        value = float(str(tokens[0]).replace("Inf", "inf").replace("NaN", "nan"))
-        stamp = int(float(str(tokens[1]))) if len(tokens) > 1 else None
+        text = str(tokens[0])
+        stamp_text = str(tokens[1]) if len(tokens) > 1 else None
+        if not VALUE_RE.fullmatch(text):
+            return ("unreadable", str(name), (labels, text), name.line)
+        value = float(text.replace("Inf", "inf").replace("NaN", "nan"))
+        if stamp_text is not None and not STAMP_RE.fullmatch(stamp_text):
+            return ("unreadable", str(name), (labels, stamp_text), name.line)
+        stamp = int(float(stamp_text)) if stamp_text is not None else None
         return ("sample", str(name), (labels, value, stamp), name.line)
 
 
@@ -86,20 +96,29 @@ def _family(name: str, types: dict[str, str]) -> str:
 
 
 def build(block: Block) -> list[Parsed | Problem]:
+    # Lines of the paste that are not /metrics lines (a line typed into it, a prompt: the block
+    # went on after them, see resumes) are skipped, each a warning; the scrape is one still.
+    out: list[Parsed | Problem] = []
+    lines = block.text.split("\n")
+    for i, line in enumerate(lines):
+        if line.strip() and not line.lstrip().startswith("#") and not continues(line):
+            out.append(Problem(block.line_start + i, "not a /metrics line, skipped", line))
+            lines[i] = ""
     try:
-        items = _parser().parse(block.text + "\n")
+        items = _parser().parse("\n".join(lines) + "\n")
     except UnexpectedInput as exc:
         line = block.line_start + (getattr(exc, "line", 1) or 1) - 1
-        return [Problem(line, "unexpected line in /metrics output", block.text[:4000])]
+        return out + [Problem(line, "unexpected line in /metrics output", block.text[:4000])]
     except LarkError as exc:
-        return [Problem(block.line_start, f"cannot read /metrics output: {exc}")]
+        return out + [Problem(block.line_start, f"cannot read /metrics output: {exc}")]
     scrapes: list[list[tuple]] = [[]]
     described: set[tuple[str, str]] = set()
     series: set[tuple[str, tuple]] = set()
     for item in items:
         kind, name, payload, _line = item
-        key = (kind, name) if kind != "sample" else None
-        series_key = (name, tuple(sorted(payload[0].items()))) if kind == "sample" else None
+        sampled = kind in ("sample", "unreadable")
+        key = (kind, name) if not sampled else None
+        series_key = (name, tuple(sorted(payload[0].items()))) if sampled else None
         if (key in described) or (series_key in series):
             scrapes.append([])            # the same family or series again: a new scrape
             described, series = set(), set()
@@ -108,14 +127,20 @@ def build(block: Block) -> list[Parsed | Problem]:
         else:
             series.add(series_key)
         scrapes[-1].append(item)
-    out: list[Parsed | Problem] = []
     context = block.context
     for scrape in scrapes:
         types = {name: kind for k, name, kind, _ in scrape if k == "type"}
         samples = []
-        for kind, name, payload, _line in scrape:
+        printed = 0         # samples the scrape printed, the unreadable ones too
+        for kind, name, payload, line in scrape:
+            if kind == "unreadable":
+                printed += 1
+                out.append(Problem(block.line_start + line - 1,
+                                   f"{name}: cannot read {payload[1]!r}, sample skipped"))
+                continue
             if kind != "sample":
                 continue
+            printed += 1
             labels, value, stamp = payload
             family = _family(name, types)
             samples.append(MetricsSample(
@@ -130,12 +155,18 @@ def build(block: Block) -> list[Parsed | Problem]:
             line_end=block.line_start + max(lines) - 1,
             section=context.section_text, label=context.label_or_heading,
             tags=context.tags or None, timestamp_ms=max(stamps) if stamps else None,
-            samples=len(samples), families=len(types)), children=samples))
+            samples=printed, families=len(types)), children=samples))
     return out
 
 
 def continues(line: str) -> bool:
     return LINE_RE.match(line) is not None
+
+
+def resumes(lines: list[str], line: str) -> bool:
+    """After a line that is not the paste's (typed into it, a prompt), the scrape goes on at a
+    sample, `# HELP` or `# TYPE` line."""
+    return continues(line)
 
 
 FORMAT = BlockFormat(
@@ -150,6 +181,7 @@ FORMAT = BlockFormat(
     max_lines=200_000,
     build=build,
     continues=continues,
+    resumes=resumes,
     restarts=False,
     consumes=False,
 )

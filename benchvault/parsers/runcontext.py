@@ -37,9 +37,28 @@ ENGINE_WORDS = (
     ("sglang", re.compile(r"\bsglang\b", re.I)),
     ("vllm", re.compile(r"\bvllm\b", re.I)),
 )
-CLIENT_BACKEND_ENGINES = {"sglang": "sglang", "sglang-oai": "sglang", "tgi": "tgi",
-                          "lmdeploy": "lmdeploy", "tensorrt-llm": "tensorrt-llm",
-                          "trt": "tensorrt-llm", "llama.cpp": "llama.cpp"}
+# A client's `--backend` names the server it talks to -- except the generic OpenAI ones
+# (`openai`, `openai-chat`, `openai-audio`), which any engine serves, so they say nothing.
+# Keys: the ASYNC_REQUEST_FUNCS of SGLang's bench_serving (`sglang`, `sglang-native`,
+# `sglang-oai`, `sglang-oai-chat`, `vllm`, `vllm-chat`, `lmdeploy`, `lmdeploy-chat`, `trt`) and
+# of vLLM's benchmark_serving / `vllm bench serve` (`vllm`, `tgi`, `lmdeploy`, `deepspeed-mii`,
+# `tensorrt-llm`, `scalellm`, `sglang`, `llama.cpp`), and the `-chat` / `trt-llm` spellings
+# other copies of those scripts use.
+CLIENT_BACKEND_ENGINES = {
+    "sglang": "sglang", "sglang-native": "sglang", "sglang-oai": "sglang",
+    "sglang-oai-chat": "sglang", "sglang-chat": "sglang",
+    "vllm": "vllm", "vllm-chat": "vllm",
+    "tgi": "tgi",
+    "lmdeploy": "lmdeploy", "lmdeploy-chat": "lmdeploy",
+    "tensorrt-llm": "tensorrt-llm", "trt": "tensorrt-llm", "trt-llm": "tensorrt-llm",
+    "deepspeed-mii": "deepspeed-mii", "scalellm": "scalellm",
+    "llama.cpp": "llama.cpp",
+}
+# ...but vLLM's own client names itself: `--backend vllm` is what `vllm bench serve` /
+# benchmark_serving.py ran with by default, against whatever OpenAI-compatible server, so as
+# that client's argument it says nothing.  Printed by SGLang's client (`Backend: vllm-chat`,
+# whose default is `sglang`), it was chosen, and names the engine.
+SILENT_CLIENT_ARGUMENTS = frozenset({"vllm", "vllm-chat"})
 
 RUN_KEYS = ("backend", "endpoint", "base_url", "host", "port", "model", "tokenizer",
             "dataset_name", "dataset_path", "num_prompts", "max_concurrency", "request_rate",
@@ -104,7 +123,8 @@ def infer_engine(context: Context, model: str | None, printed_backend: str | Non
         CLIENT_BACKEND_ENGINES.get((printed_backend or "").lower()),
         launch_engine(context),
         *(engine_named_in(heading) for heading in reversed(context.section)),
-        CLIENT_BACKEND_ENGINES.get((client_backend or "").lower()),
+        None if (client_backend or "").lower() in SILENT_CLIENT_ARGUMENTS
+        else CLIENT_BACKEND_ENGINES.get((client_backend or "").lower()),
     )
     return next((c for c in candidates if c), "unknown")
 

@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from ..schemas.models import LatencyStat, ServingRun
 from ..schemas.result_files import ServingRequest
 from .base import Context, FileFormat, Parsed, Problem
+from .llama_bench_output import tolerant_decode
 from ..reading.jsonstream import records
 from ..reading.lines import sniff_encoding
 from ..reading.progress import open_text
@@ -102,7 +103,8 @@ def _stat(word: str) -> tuple[str, float | None]:
     return word, None
 
 
-def _requests(record: dict[str, Any]) -> tuple[list[ServingRequest], list[str]]:
+def _requests(record: dict[str, Any], unreadable: frozenset[str] = frozenset()
+              ) -> tuple[list[ServingRequest], list[str]]:
     arrays = {k: v for k, v in record.items() if k in REQUEST_ARRAYS and isinstance(v, list)}
     if not arrays:
         return [], []
@@ -120,6 +122,9 @@ def _requests(record: dict[str, Any]) -> tuple[list[ServingRequest], list[str]]:
                 items[i] = None     # each request's values let go once its row holds them
             if value is None:
                 continue
+            if isinstance(value, str) and value in unreadable:
+                problems.append(f"{key}[{i}]: {value!r} is no number, stored as null")
+                continue
             if column == "itls_ms":
                 itls = [x * factor for x in value if isinstance(x, (int, float))]
                 row.update(itls_ms=itls, itl_count=len(itls),
@@ -134,14 +139,20 @@ def _requests(record: dict[str, Any]) -> tuple[list[ServingRequest], list[str]]:
 
 
 def record_to_parsed(record: dict[str, Any], context: Context, fmt: str, line: int,
-                     ) -> tuple[Parsed, list[str]]:
+                     unreadable: frozenset[str] = frozenset()) -> tuple[Parsed, list[str]]:
+    """``unreadable``: bare words a tolerant read quoted (garbled numbers): a value that is one
+    is null with a warning, never a tag or a column's text."""
     fields = ServingRun.model_fields
     values_: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     tags: dict[str, str] = dict(context.tags)
     stats: list[LatencyStat] = []
+    unread: list[str] = []
     for key, value in record.items():
         if key in REQUEST_ARRAYS or key in DROPPED:
+            continue
+        if isinstance(value, str) and value in unreadable:
+            unread.append(f"{key}: {value!r} is no number, stored as null")
             continue
         column = RENAMED.get(key, key)
         stat = STAT_KEY_RE.match(column)
@@ -181,13 +192,74 @@ def record_to_parsed(record: dict[str, Any], context: Context, fmt: str, line: i
     summary = {k: v for k, v in record.items() if k not in REQUEST_ARRAYS and k not in DROPPED}
     raw = json.dumps(summary, default=str)[:RAW_LIMIT]
     label = record.get("label") or record.get("tag")
-    row = ServingRun(
-        **values_, extra=extra or None, tags=tags or None, format=fmt,
-        label=label if isinstance(label, str) else None,
-        engine=infer_engine(context, values_.get("model"), None, values_.get("backend")),
-        line_start=line, line_end=line, raw_text=raw)
-    requests, problems = _requests(record)      # last: it lets go of the arrays it reads
-    return Parsed(row=row, children=[*stats, *requests]), problems
+    for _ in range(3):
+        try:
+            row = ServingRun(
+                **values_, extra=extra or None, tags=tags or None, format=fmt,
+                label=label if isinstance(label, str) else None,
+                engine=infer_engine(context, values_.get("model"), None, values_.get("backend")),
+                line_start=line, line_end=line, raw_text=raw)
+            break
+        except ValidationError as exc:
+            # A value its column cannot hold (a number garbled into text): null, with a
+            # warning; the run keeps the rest.  Anything else fails the record as before.
+            bad = {str(e["loc"][0]) for e in exc.errors() if e.get("loc")}
+            if not bad or not bad <= values_.keys():
+                raise
+            unread += [f"{k}: {values_.pop(k)!r} is not a value of its column, stored as null"
+                       for k in sorted(bad)]
+    else:
+        raise ValueError("a result whose values its columns cannot hold")
+    requests, problems = _requests(record, unreadable)  # last: it lets go of the arrays
+    return Parsed(row=row, children=[*stats, *requests]), unread + problems
+
+
+# A file this big that is not valid JSON is not read again tolerantly (that reads it whole).
+MAX_TOLERANT = 64 << 20
+
+
+def _tolerant_records(text: str) -> Iterator[tuple[Any, int, list[str], int]]:
+    """(value, line, bare words quoted, line of the first) of every top-level value of a file
+    that is not valid JSON: a bare word where a value belongs (a number garbled in the paste,
+    `1!.5`) is read as text.  Raises ValueError where that does not make it JSON."""
+    decoder = json.JSONDecoder()
+    pos, line = 0, 1
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            line += text[pos] == "\n"
+            pos += 1
+        if pos >= len(text):
+            return
+        try:
+            value, end = decoder.raw_decode(text, pos)
+            bad, at = [], line
+        except json.JSONDecodeError as exc:
+            mended = tolerant_decode(decoder, text, pos, exc)
+            if mended is None:
+                raise
+            value, end, bad = mended
+            at = line + text.count("\n", pos, exc.pos)
+        yield value, line, bad, at
+        line += text.count("\n", pos, end)
+        pos = end
+
+
+def _record(record: Any, line: int, context: Context, unreadable: frozenset[str] = frozenset()
+            ) -> Iterator[Parsed | Problem]:
+    if not isinstance(record, dict):
+        yield Problem(line, "a result is not a JSON object")
+        return
+    kind = "sglang" if "total_output_tokens_retokenized" in record or \
+        any(k.endswith("_e2e_latency_ms") for k in record) else "vllm"
+    try:
+        parsed, problems = record_to_parsed(record, context, f"{kind}_result_json", line,
+                                            unreadable)
+    except (ValidationError, ValueError, TypeError) as exc:
+        yield Problem(line, f"cannot read result: {str(exc).splitlines()[0]}",
+                      json.dumps(record, default=str)[:4000])
+        return
+    yield from (Problem(line, p) for p in problems)
+    yield parsed
 
 
 def read(path: Path, context: Context) -> Iterator[Parsed | Problem]:
@@ -195,26 +267,36 @@ def read(path: Path, context: Context) -> Iterator[Parsed | Problem]:
         encoding = sniff_encoding(fh.read(4096))[0]
     encoding = "utf-8-sig" if encoding == "utf-8" else encoding
     line = 1
+    done = 0
     with open_text(path, encoding) as fh:
         try:
             for record, line in records(fh, arrays=frozenset(REQUEST_ARRAYS),
                                         dropped=frozenset(DROPPED)):
-                if not isinstance(record, dict):
-                    yield Problem(line, "a result is not a JSON object")
-                    continue
-                kind = "sglang" if "total_output_tokens_retokenized" in record or \
-                    any(k.endswith("_e2e_latency_ms") for k in record) else "vllm"
-                try:
-                    parsed, problems = record_to_parsed(record, context, f"{kind}_result_json",
-                                                        line)
-                except (ValidationError, ValueError, TypeError) as exc:
-                    yield Problem(line, f"cannot read result: {str(exc).splitlines()[0]}",
-                                  json.dumps(record, default=str)[:4000])
-                    continue
-                yield from (Problem(line, p) for p in problems)
-                yield parsed
+                yield from _record(record, line, context)
+                done += 1
+            return
         except ValueError as exc:
-            yield Problem(line, f"not valid JSON: {exc}")
+            error = exc
+    # Not valid JSON: read again with each bare word that broke it as text (its column cannot
+    # hold it: null, with a warning), the records already read skipped.
+    if path.stat().st_size <= MAX_TOLERANT:
+        with open_text(path, encoding) as fh:
+            text = fh.read()
+        try:
+            found = list(_tolerant_records(text))
+        except ValueError:
+            found = None
+        if found is not None:
+            for value, start, bad, at in found[done:]:
+                if bad:
+                    yield Problem(at, f"not valid JSON at {', '.join(bad)}: read as text, "
+                                      "or a line left out")
+                if isinstance(value, dict):
+                    for key in DROPPED:
+                        value.pop(key, None)
+                yield from _record(value, start, context, frozenset(bad))
+            return
+    yield Problem(line, f"not valid JSON: {error}")
 
 
 FORMAT = FileFormat(

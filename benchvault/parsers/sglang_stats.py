@@ -60,6 +60,9 @@ DP_RANK = re.compile(r"\[[^\]]*\bDP(\d+)\b[^\]]*\]")
 
 NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)")
 STAMP = re.compile(r"\d+-\d+-\d+T\d+:\d+:\d+(?:\.\d+)?")      # 0.4.9's `timestamp:`
+# A date or a time of day with a digit garbled in the paste (a stray symbol for it).
+GARBLED_TIME = re.compile(r"\d{4}-[\d!?*~^$&@]{2}-[\d!?*~^$&@]{2}"
+                          r"|[\d!?*~^$&@]{2}:[\d!?*~^$&@]{2}:[\d!?*~^$&@]{2}")
 KEYED = re.compile(r"([A-Za-z_]\w*)=(\S+)")                     # `full=1200`
 # Labels whose value is a number: counts (`#token`), usages, throughputs, rates, lengths.
 NUMERIC_LABEL = re.compile(r"^#|usage|throughput|rate\b|\blen\b|\bnum\b|TFLOPS|\bBW\b")
@@ -218,6 +221,10 @@ def build(line: int, text: str, context: Context) -> Parsed:
     if iteration is not None:
         extra["iter"] = iteration
     stamp, clock = _when(prefix)
+    if stamp is None and clock is None and GARBLED_TIME.search(prefix):
+        # A date or time printed but unreadable (`08:00:!0`): no time stored, and said so.
+        warnings.append((line, f"cannot read the time in {prefix.strip()[:60]!r}: "
+                               "logged_at stored as null"))
     if clock is not None:
         extra["logged_time"] = clock      # no date printed: not a `logged_at`
     rank = DP_RANK.search(prefix)

@@ -33,22 +33,54 @@ STAGE_COLUMNS = {"average_time_per_proposal_tok_ms": "proposal_time_per_token_ms
                  "verification_time_ms": "verification_time_ms"}
 
 
-def _number(text: str) -> float:
-    return float(text)
+NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf")
+
+
+def _number(text) -> float | None:
+    """The value as a float; None when it is no number (a garbled `67!.0`)."""
+    text = str(text)
+    return float(text) if NUMBER.fullmatch(text) else None
+
+
+def _label(label) -> str:
+    return " ".join(str(label).rstrip(":").split())
 
 
 @v_args(inline=True)
 class LineToColumns(ColumnTransformer):
-    """Tree → (kind, {column: value}, {unknown label: value})."""
+    """Tree → (kind, {column: value}, {unknown label: value}, [(label, unreadable text)]).
+
+    An item is (column, value) or, when its value cannot be read, (column, None, label, text).
+    Plain data only, so the parse memo keeps it per shape (see reading/memo.py)."""
 
     def start(self, line):
         return line
 
-    def _line(self, kind, items):
-        items = list(flatten(items))
-        columns = {k: v for k, v in items if k != "other"}
-        extra = dict(v for k, v in items if k == "other")
-        return kind, columns, extra
+    @staticmethod
+    def _line(kind, items):
+        columns: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        unread: list[list[str]] = []
+        for item in flatten(items):
+            name, value = item[0], item[1]
+            if len(item) > 2:
+                unread.append(list(item[2:]))
+            if name == "other":
+                extra[value[0]] = value[1]
+            elif name == "stage":
+                label, number = value
+                if label in STAGE_COLUMNS:
+                    if number is not None:
+                        columns[STAGE_COLUMNS[label]] = number
+                else:
+                    extra[label] = number
+            elif value is not None:
+                columns[name] = value
+        return kind, columns, extra, unread
+
+    @staticmethod
+    def _entry(name, label, text, number):
+        return (name, number) if number is not None else (name, None, _label(label), str(text))
 
     def speculative_metrics(self, *items):
         return self._line("speculative_metrics", items)
@@ -57,46 +89,55 @@ class LineToColumns(ColumnTransformer):
         return self._line("spec_decoding_metrics", items)
 
     def stage_times(self, *items):
-        columns, extra = {}, {}
-        for name, value in items:
-            if name in STAGE_COLUMNS:
-                columns[STAGE_COLUMNS[name]] = value
-            else:
-                extra[name] = value
-        return "stage_times", columns, extra
+        return self._line("stage_times", items)
 
     def stage_time(self, name, value):
-        return str(name), _number(value)
+        number = _number(value)
+        item = ("stage", (str(name), number))
+        return item if number is not None else (*item, str(name), str(value))
 
-    def draft_acceptance_rate(self, _label, value, percent=None):
+    def draft_acceptance_rate(self, label, value, percent=None):
         # V0 prints a fraction, V1 a percentage: store the fraction.
         number = _number(value)
-        return "draft_acceptance_rate", round(number / 100, 6) if percent else number
+        if number is not None and percent:
+            number = round(number / 100, 6)
+        return self._entry("draft_acceptance_rate", label, value, number)
 
-    def per_position_acceptance(self, _label, rates):
-        return "per_position_acceptance", [float(x) for x in re.findall(r"[\d.]+", str(rates))]
+    def per_position_acceptance(self, label, rates):
+        # A rate that cannot be read makes the list null (its column holds floats only, and a
+        # list without it would move the positions after it), with a warning naming it.
+        texts = re.findall(r"[^\s,\[\]]+", str(rates))
+        values = [_number(t) for t in texts]
+        bad = [t for t, v in zip(texts, values) if v is None]
+        if bad:
+            return "per_position_acceptance", None, _label(label), ", ".join(bad)
+        return "per_position_acceptance", values
 
     def other(self, label, value, *_unit):
-        return "other", (str(label).rstrip(":").strip(), _number(value))
+        number = _number(value)
+        item = ("other", (_label(label), number))
+        return item if number is not None else (*item, _label(label), str(value))
 
     def column(self, name, children):
-        # Every other rule is named after its column: LABEL NUMBER [unit].
-        return name, _number(children[1])
+        # Every other rule is named after its column: LABEL VALUE [unit].
+        return self._entry(name, children[0], children[1], _number(children[1]))
 
 
 def _parser() -> Lark:
     return grammar.in_parser("spec_decode.lark", __file__, LineToColumns)
 
 
-def parse_message(message: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
+def parse_message(message: str) -> tuple[str, dict[str, Any], dict[str, Any], list[list[str]]]:
     return grammar.parse(_parser(), message, "speculative-decoding line")
 
 
 def build(line: int, text: str, context: Context) -> Parsed:
     log = split_log_line(text)
-    kind, columns, extra = parse_message(log.message)
+    kind, columns, extra, unread = parse_message(log.message)
+    warnings = [(line, f"{label}: cannot read {value!r}, stored as null")
+                for label, value in unread]
     return Parsed(row=row_from_log_line(SpecDecodeMetric, log, context, columns, extra,
-                                        kind=kind))
+                                        kind=kind), warnings=warnings)
 
 
 FORMAT = LineFormat(

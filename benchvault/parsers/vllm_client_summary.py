@@ -54,17 +54,21 @@ _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan"
 _UNIT = r"requests/s|(?:total\s+|output\s+)?tokens/s|ms|s"
 # One `Label: value [unit]` (`, value unit` more for the throughput line); a value that is not
 # a number is one word.  Atomic: a long line that is not one fails fast.
-_PAIR = (rf"(?>(?:{_LABELS}):\s*(?:(?:{_NUMBER})(?![^\s,])|(?![-+]?[\d.])[^\s,]+)"
-         rf"(?:\s*(?:{_UNIT})(?![^\s,]))?(?:\s*,\s*(?:{_NUMBER})\s*(?:{_UNIT})(?![^\s,]))*)")
+# (A value that is no number -- `n/a`, a garbled `9!.12` -- is one word: the line is still the
+# block's, and build warns about that value only.)
+_PAIR = (rf"(?>(?:{_LABELS}):\s*(?:(?:{_NUMBER})(?![^\s,])|[^\s,]+)"
+         rf"(?:\s*(?:{_UNIT})(?![^\s,]))?(?:\s*,\s*[^\s,]+\s*(?:{_UNIT})(?![^\s,]))*)")
 # A line of a block: label-value pairs and nothing else (prose after a value ends the block).
 CONTINUES = re.compile(rf"^\s*{_PAIR}(?:\s+{_PAIR})*\s*$", re.I)
 # Where a block starts: the 2023 client's first line (alone, or with the rest after it on
 # the same line), the early-2024 duration line (`Benchmark duration (s):` is the later block's),
 # or benchmark_throughput.py's one line.
+# (A number there may be garbled in the paste, `9!.12`: a stray symbol for a digit.)
+_FIGURE = r"[\d!?*~^$&@][\d.!?*~^$&@]*"
 START = re.compile(
-    r"(?:^|\s)Total time:\s*\d+(?:\.\d+)?\s*s(?:\s*$|\s+Throughput:)"
-    r"|^\s*Benchmark duration:\s*\d+(?:\.\d+)?\s*s\s*$"
-    r"|^\s*Throughput:\s*\d+(?:\.\d+)?\s*requests/s,\s*\d+(?:\.\d+)?\s*(?:total\s+)?tokens/s")
+    rf"(?:^|\s)Total time:\s*{_FIGURE}\s*s(?:\s*$|\s+Throughput:)"
+    rf"|^\s*Benchmark duration:\s*{_FIGURE}\s*s\s*$"
+    rf"|^\s*Throughput:\s*{_FIGURE}\s*requests/s,\s*{_FIGURE}\s*(?:total\s+)?tokens/s")
 # Printed just before the early-2024 duration line.
 PREAMBLE = re.compile(r"^(Successful requests):[ \t]?(\d+)[ \t]*$")
 
@@ -78,6 +82,10 @@ _LATENCY_RE = re.compile(r"^\s*(Mean|Median|Std|Min|Max|P\d+(?:\.\d+)?)\s+(.*?)\
 # its TPOT as `latency per output token`; forks printed the end-to-end latency as
 # `request latency`.
 _METRICS = {"latency_per_output_token": "tpot", "request_latency": "e2el"}
+# The five lines of the 2023 serving client, by the keys they set (see _key).
+_CLIENT_2023_ORDER = ("duration", "request_throughput", "average latency",
+                      "average latency per token", "average latency per output token")
+_CLIENT_2023 = set(_CLIENT_2023_ORDER)
 
 
 @v_args(inline=True)
@@ -98,7 +106,7 @@ class BlockToItems(ColumnTransformer):
 
     def value(self, first: Token, unit: Token | None = None):
         if first.type == "WORD":
-            return (None, str(first))
+            return (None, str(first), str(unit).split()[-1] if unit is not None else None)
         return (str(first), str(unit).split()[-1] if unit is not None else None,
                 str(unit).split()[0] if unit is not None and " " in str(unit).strip() else None)
 
@@ -122,12 +130,14 @@ class _Run:
 
     def __init__(self, lead: list[str], line: int):
         self.lead = lead
+        self.labels: list[str] = []           # as printed, lower case, in order
         self.fields: dict[str, Any] = {}
         self.tolerance: dict[str, float] = {}
         self.extra: dict[str, Any] = {}
         self.stats: list[dict[str, Any]] = []
         self.keys: set[str] = set()
         self.warnings: list[tuple[int, str]] = []
+        self.warnings_pending: list[str] = []      # of the item being read, its line not known
         self.throughput_client = False
         self.read = 0                 # values read (a run needs two: one is prose)
         self.first_line = self.last_line = line
@@ -154,8 +164,17 @@ def _key(name: str, label: str, values: list[tuple]) -> str:
 
 
 def _read_item(run: _Run, name: str, label: str, values: list[tuple]) -> None:
-    if any(number is None for number, *_ in values):
-        bad = next(v[1] for v in values if v[0] is None)
+    if name == "throughput" and len(values) > 1:
+        # Each value of the throughput line is its own: one that is no number costs itself.
+        bad = [v[1] for v in values if v[0] is None]
+        values = [v for v in values if v[0] is not None]
+        if bad:
+            run.warnings_pending.append(f"{label}: {bad[0]!r} is not a number")
+            run.read += len(bad)      # printed all the same: the line is a run's
+    if not values or any(number is None for number, *_ in values):
+        bad = next((v[1] for v in values if v[0] is None), None)
+        if bad is None:
+            return
         raise ValueError(f"{label}: {bad!r} is not a number")
     if name == "throughput":
         # `X requests/s[, Y [total] tokens/s][, Z output tokens/s]`
@@ -217,11 +236,14 @@ def _runs(items: list[tuple], line_start: int) -> list[_Run]:
             runs.append(run)
         words = []
         run.keys.add(key)
+        run.labels.append(label.lower())
         run.last_line = line
         try:
             _read_item(run, name, label, values)
         except ValueError as exc:
             run.warnings.append((line_start + line - 1, str(exc)))
+        run.warnings += [(line_start + line - 1, w) for w in run.warnings_pending]
+        run.warnings_pending = []
     return runs
 
 
@@ -265,15 +287,34 @@ def _engine(row: dict[str, Any]) -> str:
 
 
 def build(block: Block) -> list[Parsed | Problem]:
-    items = parse_block(block.text)
+    # A line inside the summary that is none of its lines (typed into the paste, a prompt, a
+    # `Label: value` the client never printed; the block went on after it, see resumes) is
+    # skipped with a warning: it neither ends the summary nor names the next run.
+    lines = block.lines
+    read = list(lines)
+    skipped: list[Problem] = []
+    for i in range(1, len(read)):
+        if read[i].strip() and not continues(read[i]):
+            skipped.append(Problem(block.line_start + i, "not a line of the benchmark client "
+                                   f"summary, skipped: {read[i].strip()[:80]!r}", read[i]))
+            read[i] = ""
+    items = parse_block("\n".join(read))
     runs = _runs(items, block.line_start)
     if not runs:
         raise BlockParseError("no value in the benchmark client summary", 1)
     printed_completed = block.context.printed.get("Successful requests")
-    out: list[Parsed | Problem] = []
-    lines = block.lines
+    out: list[Parsed | Problem] = list(skipped)
     for i, run in enumerate(runs):
         preamble = i == 0 and printed_completed is not None and "completed" not in run.fields
+        last = i == len(runs) - 1
+        if last and run.labels[:1] == ["total time"] and not run.keys >= _CLIENT_2023:
+            # The 2023 client printed its five lines together: a run with fewer, the block's
+            # last, was cut short (the paste ends, or prose follows): what it printed is kept.
+            # (A lone first line stays prose: one value is no run, see below.)
+            missing = [k for k in _CLIENT_2023_ORDER if k not in run.keys]
+            run.warnings.append((block.line_start + run.last_line - 1,
+                                 "the 2023 client's summary is cut short here: "
+                                 f"no {', '.join(missing)}"))
         if run.read + preamble < 2:
             # One value (`Total time: 5 s` in prose) is no run; a block whose values could
             # not be read says so.
@@ -312,6 +353,13 @@ def continues(line: str) -> bool:
     return CONTINUES.match(line) is not None
 
 
+def resumes(lines: list[str], line: str) -> bool:
+    """After a line that is not the summary's (typed into the paste, a prompt, an unknown
+    `Label: value`), the summary goes on at one of its own lines -- not at a run's first line,
+    which starts a block of its own as before (with the context printed before it)."""
+    return continues(line) and START.search(line) is None
+
+
 FORMAT = BlockFormat(
     name="vllm_client_summary",
     table="serving_runs",
@@ -330,6 +378,7 @@ FORMAT = BlockFormat(
     preamble=PREAMBLE,
     preamble_markers=("successful requests",),
     continues=continues,
+    resumes=resumes,
     # A run that follows another without a blank line goes on in the same block, whose build
     # starts a new run where a label is printed again.
     restarts=False,

@@ -35,16 +35,45 @@ from .vllm_server_log import LogTime, seconds_between, split_log_line
 
 TABLE = "server_launches"
 ONCE = {"version_banner", "namespace_args", "nondefault_args"}
+# The weights line is printed once per start-up by each worker (several with tensor
+# parallelism, all before the KV cache is sized): printed again after the launch sized its KV
+# cache, it is the server started again (a note pasting three start-ups with three
+# --max-model-len values).  See Assembly.add: these kinds count as seen once the launch printed
+# a weights line and sized its KV cache.
+RESTARTS = {"weights_memory", "model_loading"}
+SIZED = {"kv_blocks", "kv_cache_size", "max_concurrency", "num_gpu_blocks"}
 WEAK = {"server_ready"}
 MEMORY_TO_GIB = {"gib": 1.0, "gb": 1.0, "mib": 1 / 1024, "mb": 1 / 1024}  # vLLM's "GB" is GiB
 
 
-def _count(tok: Token) -> int:
-    return int(str(tok).replace(",", ""))
+# A figure the grammar's NUMBER/COUNT took but that is no number (a garbled `12.!0`): read as
+# None and named in a warning.  The null is the line's figure: like any later line it takes
+# the column's place (a second source of the figure, printed elsewhere, does not stand in).
+GOOD_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+GOOD_COUNT = re.compile(r"\d{1,3}(?:,\d{3})+|\d+")
+GARBLED = re.compile(r"(?<![\w.])[\d!?*~^$&@][\d.,!?*~^$&@]*[!?*~^$&@][\d.,!?*~^$&@]*"
+                     r"|(?<![\w.])[!?*~^$&@][\d.,!?*~^$&@]*")
 
 
-def _gib(number: Token, unit: Token) -> float:
-    return round(float(number) * MEMORY_TO_GIB[str(unit).lower()], 4)
+def _float(tok: Any) -> float | None:
+    if tok is None:
+        return None
+    text = str(tok)
+    return float(text) if GOOD_NUMBER.fullmatch(text) else None
+
+
+def _whole(value: float | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def _count(tok: Token) -> int | None:
+    text = str(tok)
+    return int(text.replace(",", "")) if GOOD_COUNT.fullmatch(text) else None
+
+
+def _gib(number: Token, unit: Token) -> float | None:
+    value = _float(number)
+    return None if value is None else round(value * MEMORY_TO_GIB[str(unit).lower()], 4)
 
 
 @v_args(inline=True)
@@ -54,8 +83,8 @@ class LineToFacts(Transformer):
     def start(self, fact):
         return fact
 
-    def version_banner(self, version):
-        return "version_banner", {"version": str(version)}
+    def version_banner(self, *tokens):
+        return "version_banner", {"version": str(tokens[-1])}
 
     def namespace_args(self, text):
         return "namespace_args", {"args": _printed_args(str(text), namespace=True)}
@@ -95,7 +124,7 @@ class LineToFacts(Transformer):
 
     def max_concurrency(self, tokens, times):
         return "max_concurrency", {"max_concurrency_tokens": _count(tokens),
-                                   "max_concurrency_x": float(times)}
+                                   "max_concurrency_x": _float(times)}
 
     def weights_memory(self, number, unit):
         return "weights_memory", {"weights_gib": _gib(number, unit)}
@@ -103,20 +132,20 @@ class LineToFacts(Transformer):
     def model_loading(self, number, unit, seconds=None, _unit=None):
         values = {"weights_gib": _gib(number, unit)}
         if seconds is not None:
-            values["weights_load_s"] = float(seconds)
+            values["weights_load_s"] = _float(seconds)
         return "model_loading", values
 
     def weights_time(self, seconds, _unit):
-        return "weights_time", {"weights_load_s": float(seconds)}
+        return "weights_time", {"weights_load_s": _float(seconds)}
 
     def engine_init(self, _label, seconds, _unit, *compilation):
-        values: dict[str, Any] = {"engine_init_s": float(seconds)}
+        values: dict[str, Any] = {"engine_init_s": _float(seconds)}
         if compilation:
             values["extra"] = _extra(compilation_time=_seconds(compilation[0]))
         return "engine_init", values
 
     def graph_capture(self, seconds, _unit, *memory):
-        values: dict[str, Any] = {"graph_capture_s": float(seconds)}
+        values: dict[str, Any] = {"graph_capture_s": _float(seconds)}
         if memory:
             values["extra"] = _extra(graph_capture_memory=_memory(*memory))
         return "graph_capture", values
@@ -137,7 +166,7 @@ class LineToFacts(Transformer):
         return "memory_budget", _with(
             {"total_gpu_memory": _memory(total, total_unit),
              "requested_memory": _memory(requested, requested_unit)},
-            config={"gpu_memory_utilization": float(fraction)})
+            config={"gpu_memory_utilization": _float(fraction)})
 
     def memory_breakdown(self, *items):
         items = tuple(_items(items))
@@ -159,9 +188,9 @@ class LineToFacts(Transformer):
             name = PROFILED_NAMES.get(name, name)
             if unit is None:
                 if name == "gpu_memory_utilization":
-                    config[name] = float(number)
+                    config[name] = _float(number)
                 else:
-                    extra[name] = {"value": float(number), "unit": None}
+                    extra[name] = {"value": _float(number), "unit": None}
             else:
                 _file_memory(name, _memory(number, unit), extra, fallback)
         return "profiling_results", _with(extra, fallback, config)
@@ -183,7 +212,7 @@ class LineToFacts(Transformer):
                 extra.update(item)
             else:
                 _file_memory(*item, extra, fallback)
-        return "free_memory", _with(extra, fallback, {"gpu_memory_utilization": float(fraction)})
+        return "free_memory", _with(extra, fallback, {"gpu_memory_utilization": _float(fraction)})
 
     def usage(self, *tokens):
         number, unit, what = (t for t in tokens if t.type in ("NUMBER", "MEMORY_UNIT", "USAGE_WHAT"))
@@ -196,7 +225,7 @@ class LineToFacts(Transformer):
 
     def kv_in_use(self, _label, number, unit=None):
         figure = (_memory(number, unit) if unit is not None
-                  else {"value": int(float(number)), "unit": "bytes"})
+                  else {"value": _whole(_float(number)), "unit": "bytes"})
         return {"kv_cache_memory_in_use": figure}
 
     def graph_memory_estimate(self, number, unit):
@@ -208,7 +237,7 @@ class LineToFacts(Transformer):
             "cuda_graph_memory": _memory(actual, actual_unit),
             "cuda_graph_memory_estimated": _memory(estimated, estimated_unit),
             "cuda_graph_memory_difference": _memory(difference, difference_unit),
-            "cuda_graph_memory_difference_pct": {"value": float(percent), "unit": "%"}})
+            "cuda_graph_memory_difference_pct": {"value": _float(percent), "unit": "%"}})
 
     # -- torch.compile and start-up times -------------------------------------------------------
     def dynamo_time(self, seconds, _unit):
@@ -304,7 +333,7 @@ def _memory(number: Token, unit: Token) -> dict[str, Any]:
 
 
 def _seconds(number: Token) -> dict[str, Any]:
-    return {"value": float(number), "unit": "s"}
+    return {"value": _float(number), "unit": "s"}
 
 
 def _tokens(count: Token) -> dict[str, Any]:
@@ -377,7 +406,31 @@ def parse_message(message: str) -> tuple[str, dict[str, Any]]:
 def build(line: int, text: str, context: Context) -> Facts:
     log = split_log_line(text)
     kind, values = parse_message(log.message)
-    return Facts(TABLE, kind, values, context, log.time, once=kind in ONCE, weak=kind in WEAK)
+    if kind in ("engine_config", "namespace_args", "nondefault_args"):
+        # Printed settings: a number the launch's columns need that is none.
+        printed = values.get("config") or values.get("args") or {}
+        warnings = [(line, f"{key}: cannot read {value!r}, not stored")
+                    for key, value in unreadable_args(printed, "vllm")]
+    else:
+        warnings = [(line, f"cannot read {bad!r} in {log.message[:120]!r}, stored as null")
+                    for bad in GARBLED.findall(log.message)]
+    return Facts(TABLE, kind, values, context, log.time, once=kind in ONCE | RESTARTS,
+                 weak=kind in WEAK, warnings=warnings)
+
+
+def unreadable_args(args: dict[str, Any], engine: str | None) -> list[tuple[str, Any]]:
+    """Arguments naming a numeric column whose value is no number (`--max-model-len !096`):
+    the column stays empty, and ingest says why."""
+    aliases = ALIASES.get(engine or "vllm", {})
+    out = []
+    for key, value in args.items():
+        column = aliases.get(key, key)
+        if value is None or isinstance(value, bool):
+            continue
+        if column in INT_COLUMNS and _as_int(value) is None or (
+                column == "gpu_memory_utilization" and _as_float(value) is None):
+            out.append((key, value))
+    return out
 
 
 # -- assembling one launch from its facts ------------------------------------------------------
@@ -514,16 +567,30 @@ class Assembly:
         return bool(self.kinds - {"command"})
 
     def add(self, facts: Facts) -> None:
-        self.kinds.add(facts.kind)
+        # A kind in ``kinds`` with ``once`` set starts another launch when it comes again
+        # (ingest/link.py): the weights lines only once the KV cache was sized (RESTARTS).
+        # (A note may quote the lines out of order -- the blocks, then the weights -- so only a
+        # second weights line, after the launch printed both, starts another.)
+        self.kinds.add(facts.kind if facts.kind not in RESTARTS else "weights")
+        if facts.kind in SIZED:
+            self.kinds.add("sized")
+        if {"weights", "sized"} <= self.kinds:
+            self.kinds |= RESTARTS
         values = dict(facts.values)
         if facts.kind == "command":
             self.command = values.pop("command")
             self.command_args = values.pop("args")
             self.positionals = values.pop("positionals", [])
             self.engine = values.pop("engine", None) or self.engine
-        elif "args" in values:
+        else:
+            # A line only one engine prints says which (SGLang's start-up lines); a command
+            # that names one says it first.
+            self.engine = self.engine or values.pop("engine", None)
+            values.pop("engine", None)
+        if facts.kind != "command" and "args" in values:
             self.printed_args = values.pop("args")
-            self.args_from = "namespace" if facts.kind == "namespace_args" else "non-default args"
+            self.args_from = {"namespace_args": "namespace", "server_args": "server_args"}.get(
+                facts.kind, "non-default args")
         if "config" in values:
             self.config.update(values.pop("config"))
         if "fallback" in values:
@@ -589,7 +656,7 @@ FORMAT = LineFormat(
     description="vLLM server start-up lines: version, printed arguments, KV-cache capacity, "
                 "load times (assembled with the launch command into one launch).",
     upstream=("vllm 0.4 – 0.11 (V0 and V1 engines)",),
-    markers=("vLLM API server", "args: ", "LLM engine", "blocks:", "KV cache size:",
+    markers=("vLLM API server", "█  version", "args: ", "LLM engine", "blocks:", "KV cache size:",
              "Maximum concurrency for", "took", "Graph capturing", "startup complete",
              # each new line's first words: a hard-wrapped line keeps only its start on the
              # line the prefilter sees
@@ -598,27 +665,28 @@ FORMAT = LineFormat(
              "Compiling a graph", "compiled graph", "torch.compile", "Initializing model",
              "warmup run", "max model len", "Chunked prefill", "max_num_scheduled_tokens",
              "cache_config_info", "Starting vLLM", "Uvicorn running on"),
-    # Each phrase with the start of its value, so prose that names a line is not read as one.
+    # Each phrase with the start of its value, so prose that names a line is not read as one
+    # (a value's first digit may be garbled: `took !5.18` is still that line, its figure null).
     pattern=re.compile(
-        r"vLLM API server version \S|\bargs: (?:Namespace\(|\{)"
-        r"|Initializing an?(?: V\d)? LLM engine \(|#\s*\w+ blocks: \d|\b\w+ KV cache size: \d"
-        r"|^(?:.*\]\s*)?Maximum concurrency for \d"
-        r"|(?:Loading model weights|Model loading|Loading weights) took \d"
+        r"vLLM API server version \S|[\u2580-\u259f] +version [\d!?*~^$&@v]|\bargs: (?:Namespace\(|\{)"
+        r"|Initializing an?(?: V[\d!?*~^$&@])? LLM engine \(|#\s*\w+ blocks: [\d!?*~^$&@]|\b\w+ KV cache size: [\d!?*~^$&@]"
+        r"|^(?:.*\]\s*)?Maximum concurrency for [\d!?*~^$&@]"
+        r"|(?:Loading model weights|Model loading|Loading weights) took [\d!?*~^$&@]"
         # anchored, so a line repeating `init engine` is scanned once, not once per repeat
-        r"|^(?:(?!init engine\b).)*+init engine\b.*took \d"
-        r"|Graph capturing finished in \d|Starting vLLM (?:API )?server (?:\d+ )?on \w+://"
+        r"|^(?:(?!init engine\b).)*+init engine\b.*took [\d!?*~^$&@]"
+        r"|Graph capturing finished in [\d!?*~^$&@]|Starting vLLM (?:API )?server (?:[\d!?*~^$&@]+ )?on \w+://"
         r"|Uvicorn running on (?:\w+://|socket \()"
         r"|Application startup complete"
-        r"|Memory profiling (?:takes \d|results: \w+=)|can use total_gpu_memory \(\d"
-        r"|^(?:.*\]\s*)?model weights take \d|Available KV cache memory: \d"
-        r"|Free memory on device \(\d|Estimated CUDA graph memory: \d"
-        r"|CUDA graph pool memory: \d|Dynamo bytecode transform time: \d"
-        r"|Compiling a graph for [^\n]{1,100}? takes \d"
-        r"|Directly load the compiled graph\(s\) for [^\n]{1,100}? from the cache, took \d"
-        r"|torch\.compile (?:takes|took) \d|Initializing model took \d"
-        r"|Initial profiling/warmup run took \d|Using max model len \d"
+        r"|Memory profiling (?:takes [\d!?*~^$&@]|results: \w+=)|can use total_gpu_memory \([\d!?*~^$&@]"
+        r"|^(?:.*\]\s*)?model weights take [\d!?*~^$&@]|Available KV cache memory: [\d!?*~^$&@]"
+        r"|Free memory on device \([\d!?*~^$&@]|Estimated CUDA graph memory: [\d!?*~^$&@]"
+        r"|CUDA graph pool memory: [\d!?*~^$&@]|Dynamo bytecode transform time: [\d!?*~^$&@]"
+        r"|Compiling a graph for [^\n]{1,100}? takes [\d!?*~^$&@]"
+        r"|Directly load the compiled graph\(s\) for [^\n]{1,100}? from the cache, took [\d!?*~^$&@]"
+        r"|torch\.compile (?:takes|took) [\d!?*~^$&@]|Initializing model took [\d!?*~^$&@]"
+        r"|Initial profiling/warmup run took [\d!?*~^$&@]|Using max model len [\d!?*~^$&@]"
         # (short: a wrapped line must match on its first piece to be joined again)
         r"|Chunked prefill is enabled with max_num"
-        r"|max_num_scheduled_tokens is set to \d|num_gpu_blocks is: \d"),
+        r"|max_num_scheduled_tokens is set to [\d!?*~^$&@]|num_gpu_blocks is: [\d!?*~^$&@]"),
     build=build,
 )

@@ -21,7 +21,7 @@ import re
 from .base import Context, Facts, LineFormat
 from ..reading.cmdline import parse_command
 from .runcontext import LAUNCH_COMMANDS
-from .vllm_server import SHORT_FLAGS, TABLE
+from .vllm_server import SHORT_FLAGS, TABLE, unreadable_args
 from .vllm_server_log import split_log_line
 
 ANY_LAUNCH = re.compile("|".join(f"(?:{p.pattern})" for p in LAUNCH_COMMANDS.values()))
@@ -43,7 +43,11 @@ def build(line: int, text: str, context: Context) -> Facts | None:
                   "positionals": [p for p in command.positionals if not p.startswith(("#", "`"))]}
         if command.env:
             values["args"]["env"] = command.env
-        return Facts(TABLE, "command", values, context, log.time, begins=True)
+        # A number a column needs that is none (`--max-model-len !096`): said, not stored.
+        warnings = [(line, f"{engine} argument {key}: cannot read {value!r}, not stored")
+                    for key, value in unreadable_args(command.args, engine)]
+        return Facts(TABLE, "command", values, context, log.time, begins=True,
+                     warnings=warnings)
     return None
 
 

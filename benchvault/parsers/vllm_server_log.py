@@ -34,6 +34,7 @@ DATED_PREFIX = re.compile(
     r"^\s*\[(?P<year>\d{4})-(?P<month>\d\d)-(?P<day>\d\d)[ T](?P<time>\d\d:\d\d:\d\d)"
     r"(?:[.,]\d+)?(?:\s+[A-Z]{2,4}\d+)*\]\s?")    # SGLang's rank tags: `[... DP1 TP8]`
 # ... and uvicorn's own `INFO:     ` (no timestamp; vLLM >= 0.31 prints it without the pid tag).
+UVICORN_LEVEL = re.compile(r"\s*(?:(?:INFO|WARNING|ERROR):[ \t]+)?")
 PROCESS_PREFIX = re.compile(r"^\s*(?:[\w.\-]+\s+\|\s*)?(?:\([\w .\-]+pid=\d+\)\s*)?"
                             r"(?:(?:INFO|WARNING|ERROR):[ \t]+)?")
 
@@ -71,7 +72,9 @@ def split_log_line(text: str) -> LogLine:
     match = DATED_PREFIX.match(text)
     if match:
         stamp = LogTime(int(match["month"]), int(match["day"]), match["time"], int(match["year"]))
-        return LogLine(stamp, text[match.end():].strip())
+        # (uvicorn's own `INFO:     ` may follow: `[2026-05-17 09:34:36] INFO:     Uvicorn ...`)
+        rest = text[match.end():]
+        return LogLine(stamp, rest[UVICORN_LEVEL.match(rest).end():].strip())
     return LogLine(None, text[PROCESS_PREFIX.match(text).end():].strip())
 
 

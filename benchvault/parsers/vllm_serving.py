@@ -203,6 +203,10 @@ def build(block: Block) -> Parsed:
                     if column not in _TEXT_OK:
                         raise
                     extra[column] = printed  # SGLang's `Traffic request rate: trace`
+                    if any(c.isdigit() for c in printed):   # a number that does not read
+                        warnings.append((block.line_start + line - 1,
+                                         f"{column}: {printed.strip()!r} is not a number: "
+                                         f"kept as printed"))
             elif kind == "section":
                 section = payload
             else:
@@ -248,8 +252,11 @@ FORMAT = BlockFormat(
                         r"Max request concurrency):\s*(.+)$", re.I),
     preamble_markers=("request rate", "burstiness", "request concurrency"),
     # `Label (unit):   value` lines and `----Section----` rules (SGLang's `-----TTFT-----`).
+    # SGLang's text values too (`Backend: sglang`, `Max request concurrency: not set`).
     body_line=re.compile(r"^\s*(?:[A-Za-z][^:]{0,80}:[ \t]*[-+]?(?:\d[\d.,]*|inf|nan)"
-                         r"(?:[eE][-+]?\d+)?\s*\S{0,12}|-{2,}[^\n]{0,80}?-{2,})\s*$", re.I),
+                         r"(?:[eE][-+]?\d+)?\s*\S{0,12}|-{2,}[^\n]{0,80}?-{2,}"
+                         r"|Backend:[ \t]+[\w.-]{1,40}|[A-Za-z][^:]{0,80}:[ \t]+not set)\s*$",
+                         re.I),
     closing="=" * 50,
     # A percentile line: the block got as far as its latency sections.
     body_complete=re.compile(r"^\s*P\d{2}(?:\.\d+)?\s.*\(ms\):"),

@@ -73,18 +73,116 @@ def _program_start(text: str, start: int) -> int:
     return start
 
 
+# Programs that run the command after their own options and operands: `docker exec -it NAME`,
+# `docker run ... IMAGE`, `kubectl exec POD -n NS --`, `srun -N 1 --gres=gpu:8`, `sudo -E`,
+# `ssh HOST`, `bash -c "`.  Name words → (options that take a value, operands before the
+# command).  An option written `--opt=value` or not listed takes no separate value.
+_CONTAINER_EXEC = frozenset({"-e", "--env", "--env-file", "-w", "--workdir", "-u", "--user",
+                             "--detach-keys", "--index"})
+_CONTAINER_RUN = _CONTAINER_EXEC | {
+    "-v", "--volume", "-p", "--publish", "--name", "--gpus", "--ipc", "--network", "--net",
+    "--shm-size", "--entrypoint", "--runtime", "--device", "--ulimit", "--security-opt",
+    "--cap-add", "--cap-drop", "--group-add", "--mount", "--platform", "--restart", "-l",
+    "--label", "--cpus", "-m", "--memory", "--memory-swap", "-h", "--hostname", "--add-host",
+    "--pid", "--cpuset-cpus", "--log-driver", "--log-opt", "--tmpfs", "--volumes-from",
+    "--pull", "--device-cgroup-rule", "--stop-signal", "--userns", "--uts"}
+_KUBE_EXEC = frozenset({"-n", "--namespace", "-c", "--container", "--context", "--kubeconfig",
+                        "-f", "--filename", "--pod-running-timeout", "--cluster", "--user"})
+_SRUN = frozenset({"-p", "--partition", "-N", "--nodes", "-n", "--ntasks", "-c",
+                   "--cpus-per-task", "-t", "--time", "-w", "--nodelist", "-A", "--account",
+                   "-q", "--qos", "-G", "--gpus", "--gres", "-J", "--job-name", "--mpi",
+                   "--ntasks-per-node", "--gpus-per-node", "--gpus-per-task", "--mem",
+                   "--container-image", "--container-mounts", "--container-name",
+                   "--container-workdir", "-o", "--output", "-e", "--error", "--jobid",
+                   "--overlap", "-x", "--exclude", "-C", "--constraint", "--reservation"})
+_APPTAINER = frozenset({"-B", "--bind", "--env", "--env-file", "-H", "--home", "--overlay",
+                        "-W", "--workdir", "--pwd"})
+WRAPPERS: dict[tuple[str, ...], tuple[frozenset[str], int]] = {
+    **{(tool, verb): (_CONTAINER_EXEC, 1) for tool in ("docker", "podman", "nerdctl")
+       for verb in ("exec",)},
+    **{(tool, verb): (_CONTAINER_RUN, 1) for tool in ("docker", "podman", "nerdctl")
+       for verb in ("run",)},
+    ("docker", "compose", "exec"): (_CONTAINER_EXEC, 1),
+    ("docker", "compose", "run"): (_CONTAINER_RUN, 1),
+    ("docker-compose", "exec"): (_CONTAINER_EXEC, 1),
+    ("docker-compose", "run"): (_CONTAINER_RUN, 1),
+    ("kubectl", "exec"): (_KUBE_EXEC, 1),
+    ("oc", "exec"): (_KUBE_EXEC, 1),
+    ("srun",): (_SRUN, 0),
+    ("apptainer", "exec"): (_APPTAINER, 1),
+    ("apptainer", "run"): (_APPTAINER, 1),
+    ("singularity", "exec"): (_APPTAINER, 1),
+    ("singularity", "run"): (_APPTAINER, 1),
+    ("sudo",): (frozenset({"-u", "--user", "-g", "--group", "-C", "-h", "--host", "-p"}), 0),
+    ("nohup",): (frozenset(), 0),
+    ("time",): (frozenset({"-f", "--format", "-o", "--output"}), 0),
+    ("env",): (frozenset({"-u", "--unset", "-C", "--chdir"}), 0),
+    ("timeout",): (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
+    ("numactl",): (frozenset({"-N", "-m", "-C", "-p", "-i", "--cpunodebind", "--membind",
+                              "--physcpubind", "--preferred", "--interleave"}), 0),
+    ("taskset",): (frozenset(), 1),
+    ("stdbuf",): (frozenset({"-i", "-o", "-e"}), 0),
+    ("ssh",): (frozenset({"-p", "-i", "-l", "-o", "-J", "-F", "-L", "-R"}), 1),
+    ("conda", "run"): (frozenset({"-n", "--name", "-p", "--prefix"}), 0),
+    ("bash", "-c"): (frozenset(), 0), ("sh", "-c"): (frozenset(), 0),
+    ("zsh", "-c"): (frozenset(), 0), ("bash", "-lc"): (frozenset(), 0),
+}
+_WRAPPER_FIRST = {name[0] for name in WRAPPERS}
+_QUOTES = ("'", '"')
+
+
+def _wraps(words: list[str], i: int) -> bool:
+    """Do ``words[i:]`` form a whole wrapper invocation (`docker exec -it NAME`), so the words
+    after them are the command it runs?"""
+    first = words[i].rsplit("/", 1)[-1].lower()
+    for name, (value_options, operands) in WRAPPERS.items():
+        if first != name[0] or [w.lower() for w in words[i + 1:i + len(name)]] != list(name[1:]):
+            continue
+        j = i + len(name)
+        while j < len(words):
+            word = words[j]
+            if word == "--":                 # `kubectl exec POD --`: the command follows
+                j += 1
+                break
+            if word.startswith("-") and len(word) > 1:
+                j += 2 if "=" not in word and word in value_options else 1
+            elif operands:
+                operands -= 1
+                j += 1
+            else:
+                break
+        if j == len(words) and operands == 0:
+            return True
+    return False
+
+
+def _strip_wrapper(words: list[str]) -> bool:
+    """Drop the wrapper the words end with (the innermost one); False when they end with none."""
+    for i in range(len(words) - 1, -1, -1):
+        if words[i].rsplit("/", 1)[-1].lower() in _WRAPPER_FIRST and _wraps(words, i):
+            del words[i:]
+            return True
+    return False
+
+
 def invoked_at(text: str, start: int) -> bool:
     """Is the program named at ``start`` run by this line, rather than mentioned in a log
     message or a sentence (`WARNING: vllm bench serve no longer sets ...`, `Restart vllm serve
     with --enable-scale-out`)?  What may stand before a command: a prompt (`user@host:~$`,
     `❯`, `(venv)`), a `[timestamp]`, `VAR=1`, an interpreter, a shell keyword or separator,
-    a `... command:` label, list or code markup."""
+    a wrapper that runs it (`docker exec -it NAME`, `kubectl exec POD --`, `srun ...`,
+    `sudo`, `nohup`, `time`), a `... command:` label, list or code markup."""
     prefix = SHELL_SEPARATORS.split(text[:_program_start(text, start)])[-1]
     # A prompt symbol repaired from mojibake can stick to the next word (`🟠⯠VAR=1`).
     words = [GLUED_PROMPT.sub("", w) or "❯" for w in prefix.split()]
-    while words and (INTERPRETER_WORD.match(words[-1]) or ENV_ASSIGNMENT.match(words[-1])
-                     or words[-1] in SHELL_WORDS):
-        words.pop()
+    while words:
+        if (INTERPRETER_WORD.match(words[-1]) or ENV_ASSIGNMENT.match(words[-1])
+                or words[-1] in SHELL_WORDS):
+            words.pop()
+        elif words[-1] in _QUOTES and _strip_wrapper(inner := words[:-1]):
+            words[:] = inner                 # `bash -c "vllm bench serve ..."`
+        elif not _strip_wrapper(words):
+            break
     if not words:
         return True
     if LOG_LINE_START.match(" ".join(words)) and not words[-1].lower().endswith("command:"):

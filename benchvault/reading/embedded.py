@@ -34,6 +34,11 @@ def json_start_patterns(formats: tuple[FileFormat, ...]) -> tuple[bytes, ...]:
 SQL_START = re.compile(r"^\s*CREATE\s+TABLE\b", re.I)
 SQL_STATEMENT = re.compile(r"^\s*(?:CREATE\s+TABLE|INSERT\s+INTO)\b", re.I)
 FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
+# A line of pretty-printed JSON starts with one of these (a line that does not is one typed
+# into the paste, or a prompt).
+JSON_LINE = re.compile(r'^\s*(?:["{}\[\],:\d-]|true\b|false\b|null\b|NaN\b|-?Infinity\b|$)')
+# Lines not the copy's (a line typed into it, a prompt) it may go on after, one at a time.
+MAX_FOREIGN = 1
 MAX_LINES = 100_000
 MAX_CHARS = 64 << 20
 SNIFF_CHARS = 1 << 16
@@ -73,13 +78,31 @@ class Region:
     chars: int = 0
     statement_open: bool = False     # SQL: the last statement has no `;` yet
     hopeless: bool = False           # past what a sniff reads, and no format knows it
+    # A line not the copy's, and blank lines after it, until a line of the copy says it goes
+    # on (then it is ``skipped``: the format reads the copy without it) or the copy ends.
+    pending: list[tuple[int, int, str]] = field(default_factory=list)
+    skipped: list[tuple[int, int, str]] = field(default_factory=list)
 
     def take(self, start: int, end: int, text: str) -> bool:
         """Add the line if it is part of the copy; False: the copy ended before it."""
         if len(self.items) >= MAX_LINES or self.chars >= MAX_CHARS or self.hopeless:
             return False
         if self.items and not self._continues(text):
-            return False
+            if self.pending and not text.strip():
+                self.pending.append((start, end, text))
+                return True
+            if self.pending or FENCE.match(text) or not text.strip() \
+                    or len(self.skipped) >= MAX_FOREIGN:
+                return False
+            self.pending.append((start, end, text))
+            return True
+        if self.pending:
+            if not text.strip():
+                self.pending.append((start, end, text))
+                return True
+            self.skipped.append(self.pending[0])
+            self.items.extend(self.pending[1:])
+            self.pending = []
         self.items.append((start, end, text))
         before, self.chars = self.chars, self.chars + len(text) + 1
         if self.kind in ("json", "sql"):
@@ -98,7 +121,7 @@ class Region:
     def _continues(self, text: str) -> bool:
         if self.kind == "json":
             if self.depth > 0:
-                return not FENCE.match(text)
+                return not FENCE.match(text) and JSON_LINE.match(text) is not None
             return JSON_START.match(text) is not None     # JSON lines: one value a line
         if FENCE.match(text):
             return False
@@ -109,12 +132,20 @@ class Region:
             or SQL_STATEMENT.match(text) is not None
 
     def trailing_blanks(self) -> list[tuple[int, int, str]]:
-        """Blank lines at the end belong to what follows, not to the copy."""
+        """Blank lines at the end belong to what follows, not to the copy (and so does a
+        line not the copy's that no line of it followed)."""
         cut = len(self.items)
         while cut > 1 and not self.items[cut - 1][2].strip():
             cut -= 1
-        tail, self.items = self.items[cut:], self.items[:cut]
+        tail, self.items = self.items[cut:] + self.pending, self.items[:cut]
+        self.pending = []
         return tail
+
+    def given_back(self) -> list[tuple[int, int, str]]:
+        """All its lines, in order, when no format knows the copy: read as ordinary lines."""
+        back = sorted([*self.items, *self.skipped])
+        self.items, self.skipped = [], []
+        return back
 
     @property
     def text(self) -> str:
@@ -138,3 +169,4 @@ class Embedded:
     line_start: int
     line_end: int
     context: Context
+    skipped: list[tuple[int, str]] = field(default_factory=list)   # (line, text) not read

@@ -44,6 +44,10 @@ BLOCKQUOTE_RE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")
 LINE_PREFIX_RE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?|(?:#|//|--|;)[ \t])+")
 PREFIX_INITIALS = "#/-;> \t"
 # A rendered table's separator row (`-- | -- | --`) starts like a `-- ` comment.
+# A log record's prefix with nothing after it (its message went to the next line).
+BARE_LOG_PREFIX = re.compile(
+    r"^\s*(?:\(\w+ pid=\d+\)\s*)?(?:(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\s+\d\d-\d\d\s+"
+    r"\d\d:\d\d:\d\d(?:\.\d+)?(?:\s+\[[^\]]*\])?|\[\d{4}-\d\d-\d\d[ T][\d:.,]+(?:\s+\w+)?\])\s*$")
 TABLE_RULE_RE = re.compile(r"^[-:|+ \t]+$")
 # Every command pattern names one of these words; a line without them skips the regexes.
 COMMAND_HINTS = ("bench", "serve", "llama", "sglang", "guidellm")
@@ -58,6 +62,10 @@ WRAP_MIN_WIDTH = 80
 # much shorter than the widest line read whole may still be one.
 WRAP_WORD_SLACK = 20
 MAX_WRAPPED_PIECES = 8
+# An end=None block with ``resumes`` holds at most this many lines not its own (a line typed
+# into the paste, a shell's job notice, blank lines) to see whether the block goes on after them.
+HELD_LINES = 3
+MAX_HELD = 20     # ...and its own lines among them (backend messages)
 
 
 @dataclass
@@ -68,6 +76,7 @@ class LineHit:
     line: int
     text: str
     context: Context
+    line_end: int = 0      # its last line, when a wrap joined it from several
 
 
 @dataclass
@@ -100,15 +109,29 @@ class Truncated:
     line_end: int
 
 
+def _body_end(fmt: BlockFormat, lines: list[str]) -> int:
+    """Where the body lines after a block's start end: one line that is not a body line (a
+    line typed into the paste, a value garbled) between two that are does not end them."""
+    body, passed = 1, False
+    while body < len(lines):
+        if fmt.body_line.match(lines[body]):
+            body += 1
+        elif not passed and lines[body].strip() and body + 1 < len(lines) \
+                and fmt.body_line.match(lines[body + 1]):
+            passed = True
+            body += 2
+        else:
+            break
+    return body
+
+
 def _unclosed(block: Block) -> "Unclosed | None":
     """``block`` as one that lost only its closing rule, if its lines say so: every line after
     the start is a body line up to the last one, and what follows (if anything) is not."""
     fmt = block.format
     if fmt.body_line is None or fmt.closing is None:
         return None
-    body = 1
-    while body < len(block.lines) and fmt.body_line.match(block.lines[body]):
-        body += 1
+    body = _body_end(fmt, block.lines)
     # Nothing left but prose or blank lines after the body (a cut in the middle of a line or
     # a garbled line inside the body leaves a non-body line followed by body lines).
     if body < 3 or any(fmt.body_line.match(line) for line in block.lines[body:]) \
@@ -133,9 +156,7 @@ def _cut_short(block: Block) -> "Unclosed | None":
     fmt = block.format
     if fmt.body_line is None or fmt.closing is None:
         return None
-    body = 1
-    while body < len(block.lines) and fmt.body_line.match(block.lines[body]):
-        body += 1
+    body = _body_end(fmt, block.lines)
     if body < 2 or not any(":" in line for line in block.lines[1:body]):
         return None
     return Unclosed(Block(fmt, [*block.lines[:body], fmt.closing], block.line_start,
@@ -209,6 +230,10 @@ class Segmenter:
         self.capture = False
         self.prefix = ""   # the comment/quote prefix of the run of lines being read
         self.run_broke = False   # the line just read ended such a run
+        # One line without the prefix read inside a run while a block is open: the run goes
+        # on when the line after it has the prefix again (a line typed into pasted output).
+        self.lapsed = False
+        self.block_open: Callable[[], bool] = lambda: False
         self.wrap_markers = tuple({m for f in self.line_formats for m in f.markers})
         self.wrap_cuts: list[tuple[int, int, str]] = []   # wraps no joining reads
         # The longest line-format line read whole since the last fence or heading: a terminal
@@ -269,7 +294,7 @@ class Segmenter:
                 lineno, text = again.popleft()
             else:
                 if skip is not None and pending is None and record is None \
-                        and not self.prefix and idle():
+                        and not self.prefix and not self.lapsed and idle():
                     skip()
                     if take is not None and not self.lookahead and not self.replay:
                         self.lane.enter()
@@ -359,8 +384,13 @@ class Segmenter:
         """A line about as long as a terminal is wide that one of the line formats reads, or
         a log record the wrap may have cut before the words a format knows it by: the next
         lines may be its end."""
-        if len(text) < self._wrap_width() or _opens_repr(text):
+        if _opens_repr(text):
             return False
+        if len(text) < self._wrap_width():
+            # A word wrap leaves a record's log prefix alone when its first word is too long
+            # to fit after it (`[2024-08-01 12:00:00] ` | `server_args=ServerArgs(...)`).
+            return self.pane is not None and self.pane.kind == "word" \
+                and BARE_LOG_PREFIX.match(text) is not None
         if any(m in text for m in self.wrap_markers) \
                 and any(f.matches(text) for f in self.line_formats):
             return True
@@ -631,8 +661,12 @@ class Segmenter:
         run of commented output."""
         if self.prefix:
             if text.startswith(self.prefix.rstrip()):
+                self.lapsed = False
                 return self._strip_prefix(text, self.prefix)
-            self.prefix, self.run_broke = "", True
+            if not self.lapsed and text.strip() and self.block_open():
+                self.lapsed = True      # one line typed into the output: see the next one
+                return text
+            self.prefix, self.run_broke, self.lapsed = "", True, False
         if text[:1] in PREFIX_INITIALS and not self._heading_line(text):
             bare, found = self._unprefixed(text)
             if found and not TABLE_RULE_RE.match(text) and self._is_output(bare):
@@ -681,12 +715,14 @@ class Segmenter:
         back = region.trailing_blanks()
         fmt = region.recognised_by()
         if fmt is None:
-            back = [*region.items, *back]
-            self.refused_until = region.items[-1][0]
+            given = region.given_back()
+            self.refused_until = given[-1][0]
+            back = [*given, *back]
         else:
             first, last = region.items[0], region.items[-1]
             yield Embedded(fmt, region.text, [s for s, _, _ in region.items], first[0],
-                           last[1], self.ctx.snapshot())
+                           last[1], self.ctx.snapshot(),
+                           [(s, t) for s, _, t in region.skipped])
             self._consume()
         if back and after is not None:
             back.append(after)
@@ -696,7 +732,12 @@ class Segmenter:
     def run(self, lines: Iterable[tuple[int, str]]) -> Iterator[Block | LineHit | Truncated]:
         block: Block | None = None
         ended: Block | None = None         # an end=None block still looking for its trailer
-        gap: list[str] = []
+        gap: list[tuple[int, int, str]] = []
+        # Lines after an open end=None block that are not its own (one, and blank lines after
+        # it), held to see whether the block goes on after them (BlockFormat.resumes).
+        held: list[tuple[int, int, str]] = []
+        foreign_gap = -1        # where such a line sits in ``gap``, waiting for the trailer
+        self.block_open = lambda: block is not None
         region: Region | None = None      # a pasted output file being gathered
         if self.markdown:       # its `#` lines are headings or comments by the line after
             lines = self.peeking = _Peeking(lines)
@@ -716,6 +757,22 @@ class Segmenter:
                 if item is None or self.replay:
                     continue
             if item is None:
+                if held and block is not None:      # the input ended after them
+                    self.replay.extend(held)
+                    held = []
+                    block.complete = True
+                    if block.format.trailer is not None:
+                        ended, gap = block, []
+                    else:
+                        yield block
+                        self._consume(block.format)
+                    block = None
+                elif foreign_gap >= 0 and ended is not None:
+                    yield ended
+                    self._consume(ended.format)
+                    ended = None
+                    self.replay.extend(gap[foreign_gap:])
+                    foreign_gap = -1
                 continue
             start, end, text = item
             run_ended, self.run_broke = self.run_broke, False
@@ -737,11 +794,39 @@ class Segmenter:
                 cut = (FENCE_RE.match(text) or len(block.lines) >= fmt.max_lines
                        or self.start_hint.search(text) is not None
                        and any(f.starts(text) for f in self.formats
-                               if (f is not fmt or fmt.restarts) and (f.restarts or not own)))
+                               if (f is not fmt or fmt.restarts) and (f.restarts or not own)
+                               and (f.cuts or f is fmt)))
                 cut = cut or run_ended
+                if held:
+                    if not cut and (fmt.resumes(block.lines, text) or fmt.trailer is not None
+                                    and fmt.trailer.match(text) is not None):
+                        block.lines.extend(t for _, _, t in held)
+                        block.line_end = held[-1][1]
+                        held = []
+                    elif not cut and len(held) < MAX_HELD and (own and text.strip() or sum(
+                            1 for h in held if not fmt.continues(h[2])) < HELD_LINES):
+                        held.append(item)
+                        continue
+                    else:
+                        # The block ended at its last own line: the held lines are read again,
+                        # then this one.
+                        self.replay.extendleft(reversed([*held, item]))
+                        held = []
+                        block.complete = True
+                        if fmt.trailer is not None:
+                            ended, gap = block, []
+                        else:
+                            yield block
+                            self._consume(fmt)
+                        block = None
+                        continue
                 if fmt.end is None and not cut and fmt.continues is not None and fmt.continues(text):
                     block.lines.append(text)
                     block.line_end = end
+                    continue
+                if fmt.end is None and not cut and fmt.resumes is not None and text.strip() \
+                        and not (fmt.trailer is not None and fmt.trailer.match(text)):
+                    held = [item]
                     continue
                 if fmt.end is None and fmt.trailer is not None:
                     block.complete = True
@@ -763,17 +848,28 @@ class Segmenter:
                     continue
                 block = None
             if ended is not None:
-                if not text.strip() and len(gap) < ended.format.trailer_gap:
-                    gap.append(text)
+                if not text.strip() and len(gap) < ended.format.trailer_gap + (foreign_gap >= 0):
+                    gap.append(item)
                     continue
                 trailer = ended.format.trailer.match(text) is not None
+                if not trailer and foreign_gap < 0 and ended.format.resumes is not None \
+                        and text.strip() and not run_ended and not FENCE_RE.match(text) \
+                        and not self._starts_something(text):
+                    foreign_gap = len(gap)      # a line typed before the trailer?
+                    gap.append(item)
+                    continue
                 if trailer:
-                    ended.lines.extend([*gap, text])
+                    ended.lines.extend([*(t for _, _, t in gap), text])
                     ended.line_end = end
                 yield ended
                 self._consume(ended.format)
                 ended = None
                 if trailer:
+                    foreign_gap = -1
+                    continue
+                if foreign_gap >= 0:        # no trailer after it: read it (and this) again
+                    self.replay.extendleft(reversed([*gap[foreign_gap:], item]))
+                    foreign_gap = -1
                     continue
             kind = self.openers(text) \
                 if start > self.refused_until else None
@@ -797,7 +893,7 @@ class Segmenter:
                 self._context_line(start, text)
             for fmt in self.line_formats:
                 if fmt.matches(text):
-                    yield LineHit(fmt, start, text, self.ctx.snapshot())
+                    yield LineHit(fmt, start, text, self.ctx.snapshot(), end)
         yield from (WrapCut(*cut) for cut in self.wrap_cuts)
         if ended is not None:
             yield ended

@@ -30,7 +30,7 @@ MIN_WRAPPED_WIDTH = 60      # no pane is narrower
 FLAG_START = re.compile(r"--?[A-Za-z]")
 # A line that starts a log record, a block or a table never goes on with a wrapped one.
 WRAP_BREAK = re.compile(r"^(?:Namespace\(|={3}|-{3}|INFO\b|WARNING\b|DEBUG\b|ERROR\b|\||`{3}"
-                        r"|~{3}|\d+%\||\(\w+ pid=\d+\)|\[\d{4}-)")
+                        r"|~{3}|\d+%\||\(\w+ pid=\d+\)|\[\d{4}-|\[\w+=\d+\] )")
 
 
 @lru_cache(maxsize=1)

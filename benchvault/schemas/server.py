@@ -41,7 +41,8 @@ class ServerLaunch(Provenance):
     args: dict[str, Any] | None = col(
         "Every launch argument: the command-line flags, overridden by the printed "
         "`args: Namespace(...)` / `non-default args: {...}` when the log has them.")
-    args_from: str | None = col("Where `args` came from: command, namespace or non-default args.",
+    args_from: str | None = col("Where `args` came from: command, namespace, non-default args "
+                                "or server_args (SGLang's `server_args=ServerArgs(...)`).",
                                 facet=True)
     tensor_parallel_size: int | None = col("Tensor-parallel size (`-tp`).", "GPUs", facet=True,
                                            label="TP")

@@ -1,0 +1,284 @@
+"""SGLang server start-up lines → facts about one ``server_launches`` row (engine ``sglang``).
+
+Upstream printers (2024 → 2026): ``server_args=ServerArgs(...)`` (the launcher, every
+argument), ``model_executor/model_runner.py`` (``Load weight end. ...``, ``KV Cache is
+allocated. #tokens: N, K size: .., V size: ..``, ``Memory pool end``, ``Capture cuda graph
+end. ...``), ``managers/scheduler.py`` (``max_total_num_tokens=N, ..., max_running_requests=M,
+context_len=L``), ``entrypoints/http_server.py`` (``The server is fired up and ready to
+roll!``).  Example (derived from sgl-project/sglang#29575)::
+
+    [2026-05-17 09:31:02] server_args=ServerArgs(model_path='zai-org/GLM-4.6-FP8', tp_size=8, ...)
+    [2026-05-17 09:33:40 TP0] Load weight end. type=Glm4MoeForCausalLM, dtype=torch.bfloat16, avail mem=42.18 GB, mem usage=40.77 GB.
+    [2026-05-17 09:33:44 TP0] KV Cache is allocated. #tokens: 1203518, K size: 13.10 GB, V size: 13.10 GB
+    [2026-05-17 09:34:33 TP0] max_total_num_tokens=1203518, chunked_prefill_size=8192, ..., max_running_requests=48, context_len=202752, available_gpu_mem=13.15 GB
+
+give ``model='zai-org/GLM-4.6-FP8', tensor_parallel_size=8, weights_gib=40.77,
+kv_cache_tokens=1203518, max_num_seqs=48, max_model_len=202752`` and, in ``extra``,
+``chunked_prefill_size`` (tokens), ``k_cache_memory`` / ``v_cache_memory`` and the free memory
+after each step (GiB: SGLang's `GB` is bytes / 2**30).  The lines are assembled into one launch
+by ingest's Linker with vllm_server's :class:`~benchvault.parsers.vllm_server.Assembly`, like
+vLLM's start-up lines (a ``python -m sglang.launch_server`` command before them begins it).
+
+Only tensor-parallel rank 0 is read: every rank prints its own ``Load weight end`` and pool
+lines, the same figures again.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lark import Token, Transformer, v_args
+
+from . import grammar
+from .base import BlockParseError, Context, Facts, LineFormat
+from ..reading.pyliteral import ReprParseError, parse_namespace, parse_value
+from ..schemas.models import json_safe
+from .vllm_server import DEFAULT_PORTS, TABLE, columns_from_args
+from .vllm_server_log import split_log_line
+
+ENGINE = "sglang"
+ONCE = {"server_args"}
+WEAK = {"ready"}
+TO_GIB = {"gib": 1.0, "gb": 1.0, "mib": 1 / 1024, "mb": 1 / 1024, "kib": 1 / 1024 ** 2,
+          "kb": 1 / 1024 ** 2}
+HEADS = {"load weight begin": "weights_begin", "load weight end": "weights_end",
+         "kv cache is allocated": "kv_allocated", "memory pool end": "memory_pool",
+         "capture cuda graph begin": "graph_begin", "capture cuda graph end": "graph_end",
+         "init torch distributed begin": "distributed_begin",
+         "init torch distributed end": "distributed_end",
+         "init torch distributed ends": "distributed_end"}
+# (kind, printed name) → column; numbers only.
+COLUMNS = {
+    ("weights_end", "mem usage"): "weights_gib",
+    ("weights_end", "elapsed"): "weights_load_s",
+    ("kv_allocated", "#tokens"): "kv_cache_tokens",
+    ("graph_end", "time elapsed"): "graph_capture_s",
+    ("graph_end", "elapsed"): "graph_capture_s",
+    ("sizes", "max_total_num_tokens"): "kv_cache_tokens",
+    ("sizes", "max_running_requests"): "max_num_seqs",
+    ("sizes", "context_len"): "max_model_len",
+}
+# (kind, printed name) → name in ``extra``; any other figure keeps its printed name.
+EXTRA_NAMES = {
+    ("weights_begin", "avail mem"): "avail_mem_before_weights",
+    ("weights_end", "avail mem"): "avail_mem_after_weights",
+    ("weights_end", "type"): "model_class",
+    ("weights_end", "quant"): "weights_quantization",
+    ("kv_allocated", "k size"): "k_cache_memory",
+    ("kv_allocated", "v size"): "v_cache_memory",
+    ("kv_allocated", "kv size"): "kv_cache_memory",
+    ("memory_pool", "avail mem"): "avail_mem_after_kv_cache",
+    ("graph_begin", "avail mem"): "avail_mem_before_graph_capture",
+    ("graph_end", "mem usage"): "graph_capture_memory",
+    ("graph_end", "avail mem"): "avail_mem_after_graph_capture",
+    ("distributed_end", "mem usage"): "distributed_init_memory",
+    ("distributed_end", "elapsed"): "distributed_init_time",
+    ("distributed_begin", "avail mem"): "avail_mem_before_distributed_init",
+}
+TOKEN_FIGURES = {"chunked_prefill_size", "max_prefill_tokens", "max_total_num_tokens",
+                 "max_req_input_len"}
+# A speculative-decoding draft model prints its own `Load weight end` (type=Draft, or its
+# class: `LlamaForCausalLMEagle3`, `...MTP`): its memory is not the target's weights.
+DRAFT_TYPE = re.compile(r"draft|eagle|mtp|nextn|medusa", re.I)
+# The rank tags of SGLang's prefix: `[2026-05-17 09:33:44 DP0 TP3 EP3]`.
+RANK_TAG = re.compile(r"^\s*\[[^\]]*?\bTP(\d+)\b[^\]]*\]")
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+@v_args(inline=True)
+class LineToFacts(Transformer):
+    """Tree → (kind, [(name, value, unit)]) or ("server_args", args)."""
+
+    def start(self, *parts):
+        first = parts[0]
+        if isinstance(first, Token) and first.type == "SERVER_ARGS":
+            return "server_args", str(first).split("=", 1)[1].strip()
+        if isinstance(first, Token) and first.type == "READY":
+            return "ready", []
+        if isinstance(first, Token) and first.type == "HEAD":
+            head = re.sub(r"\s+", " ", str(first).split(".")[0].strip().lower())
+            head = head.replace(" this can take up to several minutes", "")
+            return HEADS[head], (parts[1] if len(parts) > 1 else [])
+        figures = parts[-1]
+        if not figures or figures[0][0] != "max_total_num_tokens":
+            raise BlockParseError("not an SGLang start-up line")
+        return "sizes", figures
+
+    def figures(self, *items):
+        return list(items)
+
+    def figure(self, name, value):
+        return (re.sub(r"\s+", " ", str(name).strip()).lower(), *value)
+
+    def value(self, number, unit=None):
+        if number.type == "GARBLED":
+            return Garbled(str(number)), (str(unit) if unit is not None else None)
+        if number.type == "WORD":
+            text = str(number).rstrip(".")
+            return (text.removeprefix("torch.") if text.startswith("torch.") else text), None
+        figure = float(number)
+        return (int(figure) if figure.is_integer() and "." not in str(number) else figure,
+                str(unit) if unit is not None else None)
+
+
+class Garbled(str):
+    """A figure printed with a character no number has: read as null, with a warning."""
+
+
+def server_args(text: str) -> tuple[dict[str, Any], list[str]]:
+    """`ServerArgs(a=1, ...)` → (dict, what could not be read).  The repr grammar reads it
+    whole; else it is read item by item (an enum's `<LoadFormat.AUTO: 'auto'>` is its value,
+    an unreadable value is kept as printed and named).  A repr cut short (a wrapped line's
+    first piece) is no line: BlockParseError."""
+    try:
+        return json_safe(parse_namespace("Namespace" + text[len("ServerArgs"):])), []
+    except ReprParseError:
+        pass
+    items = _top_level_items(text[len("ServerArgs("):])
+    if items is None:
+        raise BlockParseError("server_args: ServerArgs(...) is cut short")
+    out: dict[str, Any] = {}
+    problems: list[str] = []
+    for item in items:
+        key, eq, raw = item.partition("=")
+        key, raw = key.strip(), raw.strip()
+        if not eq or not re.fullmatch(r"\w+", key):
+            problems.append(f"server_args: cannot read {item.strip()[:60]!r}")
+            continue
+        enum = re.fullmatch(r"<[\w.]+: (.+)>", raw)
+        try:
+            out[key] = json_safe(parse_value(enum[1] if enum else raw))
+        except ReprParseError:
+            out[key] = raw
+            problems.append(f"server_args: cannot read {key}={raw[:40]}, kept as printed")
+    return out, problems
+
+
+_OPENS, _CLOSES = "([{<", ")]}>"
+
+
+def _top_level_items(body: str) -> list[str] | None:
+    """The comma-separated items of ``body`` (the text after `ServerArgs(`, through its `)`);
+    None when the parentheses or quotes never close."""
+    items, depth, quote, start, i = [], 0, "", 0, 0
+    while i < len(body):
+        ch = body[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in _OPENS:
+            depth += 1
+        elif ch in _CLOSES:
+            if depth == 0:
+                if ch != ")":
+                    return None
+                items.append(body[start:i])
+                return [item for item in items if item.strip()]
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(body[start:i])
+            start = i + 1
+        i += 1
+    return None
+
+
+def _figure(value: Any, unit: str | None) -> dict[str, Any]:
+    if unit and unit.lower() in TO_GIB and isinstance(value, (int, float)):
+        return {"value": round(value * TO_GIB[unit.lower()], 4), "unit": "GiB"}
+    return {"value": value, "unit": unit}
+
+
+def facts_values(kind: str, figures: Any, problems: list[str]) -> dict[str, Any]:
+    """Column values and ``extra`` figures of one line (what it could not read, to
+    ``problems``)."""
+    if kind == "server_args":
+        values: dict[str, Any] = {"args": figures}
+        values.update(columns_from_args(figures, ENGINE))
+        # `dtype='auto'`: the model's own, printed by `Load weight end` -- no dtype yet.
+        for column in ("dtype", "kv_cache_dtype"):
+            if str(figures.get(column)).lower() == "auto":
+                values[column] = None
+        if "port" not in figures:
+            values["port"] = DEFAULT_PORTS[ENGINE]
+        values["engine"] = ENGINE
+        return values
+    values = {"engine": ENGINE}
+    extra: dict[str, Any] = {}
+    draft = kind == "weights_end" and any(
+        name == "type" and DRAFT_TYPE.search(str(value)) for name, value, _ in figures)
+    for name, value, unit in figures:
+        column = COLUMNS.get((kind, name))
+        if isinstance(value, Garbled):
+            problems.append(f"{name}: cannot read {str(value)!r}, not stored")
+            if draft or not column:
+                key = EXTRA_NAMES.get((kind, name), _slug(name))
+                extra[("draft_" if draft else "") + key] = {"value": None, "unit": None}
+            else:
+                values[column] = None
+        elif draft:
+            name = "weights memory" if name == "mem usage" else \
+                EXTRA_NAMES.get((kind, name), name)
+            extra["draft_" + _slug(name)] = _figure(value, unit)
+        elif column and isinstance(value, (int, float)):
+            if column == "weights_gib":
+                value = _figure(value, unit or "GB")["value"]
+            values[column] = int(value) if column in ("kv_cache_tokens", "max_num_seqs",
+                                                      "max_model_len") else value
+        elif kind == "weights_end" and name == "dtype" and isinstance(value, str):
+            values["dtype"] = value
+        elif isinstance(value, str) and value == "None":
+            continue
+        else:
+            key = EXTRA_NAMES.get((kind, name), _slug(name))
+            if key in TOKEN_FIGURES and unit is None:
+                unit = "tokens"
+            extra[key] = _figure(value, unit)
+    if extra:
+        values["extra"] = extra
+    return values
+
+
+def _parser():
+    return grammar.in_parser("sglang_server.lark", __file__, LineToFacts)
+
+
+def build(line: int, text: str, context: Context) -> Facts | None:
+    rank = RANK_TAG.match(text)
+    if rank and int(rank[1]) != 0:
+        return None                 # another tensor-parallel rank: rank 0 printed the same
+    log = split_log_line(text)
+    kind, figures = grammar.parse(_parser(), log.message, "SGLang start-up line")
+    problems: list[str] = []
+    if kind == "server_args":
+        figures, problems = server_args(figures)
+    values = facts_values(kind, figures, problems)
+    return Facts(TABLE, kind, values, context, log.time, once=kind in ONCE, weak=kind in WEAK,
+                 warnings=[(line, problem) for problem in problems])
+
+
+FORMAT = LineFormat(
+    name="sglang_server",
+    table=TABLE,
+    description="SGLang server start-up lines: printed ServerArgs, weights, KV-cache pool, "
+                "CUDA-graph capture, scheduler sizes (assembled into one launch).",
+    upstream=("sglang 0.2 – 0.5 (2024 – 2026): model_runner.py, scheduler.py, server_args",),
+    markers=("server_args=ServerArgs(", "Load weight", "KV Cache is allocated",
+             "Memory pool end", "Capture cuda graph", "max_total_num_tokens=",
+             "fired up and ready", "Init torch distributed"),
+    pattern=re.compile(
+        # each head with the start of its figures, so prose naming a line is not read as one
+        r"server_args=ServerArgs\(\w|Load weight (?:begin|end)\. [\w ]+=\w"
+        r"|KV Cache is allocated\. #tokens: \d|Memory pool end\. avail mem=\d"
+        r"|Capture cuda graph begin\.|Capture cuda graph end\. (?:Time elapsed: \d|\w+=\d)"
+        r"|(?:^|[\]\s])max_total_num_tokens=\d|The server is fired up and ready to roll"
+        r"|Init torch distributed begin\.\s*$|Init torch distributed ends?\. [\w ]+=\d"),
+    build=build,
+)

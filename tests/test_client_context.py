@@ -1,0 +1,178 @@
+"""What a serving run's context says: the engine from the client's printed backend, and
+commands run through a wrapper (`docker exec NAME`, `kubectl exec POD --`, `srun`, ...)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from benchvault.parsers.base import Context
+from benchvault.parsers.runcontext import BENCH_COMMANDS, infer_engine
+from benchvault.reading.cmdline import invoked_at, parse_command
+from conftest import ingest_into, rows
+
+BENCH = BENCH_COMMANDS["serving_bench"]
+
+
+# -- 2. the engine a client's backend names -------------------------------------------------
+@pytest.mark.parametrize("backend, engine", [
+    # SGLang bench_serving's ASYNC_REQUEST_FUNCS
+    ("sglang", "sglang"), ("sglang-native", "sglang"), ("sglang-oai", "sglang"),
+    ("sglang-oai-chat", "sglang"), ("vllm", "vllm"), ("vllm-chat", "vllm"),
+    ("lmdeploy", "lmdeploy"), ("lmdeploy-chat", "lmdeploy"), ("trt", "tensorrt-llm"),
+    # vLLM benchmark_serving's
+    ("tgi", "tgi"), ("tensorrt-llm", "tensorrt-llm"), ("deepspeed-mii", "deepspeed-mii"),
+    ("llama.cpp", "llama.cpp"), ("SGLang-OAI-Chat", "sglang"),
+    # generic OpenAI clients say nothing of the server
+    ("openai", "unknown"), ("openai-chat", "unknown"), ("openai-audio", "unknown"),
+])
+def test_printed_backend_names_the_engine(backend, engine):
+    assert infer_engine(Context(), None, backend, None) == engine
+    if backend.lower() not in ("vllm", "vllm-chat"):
+        assert infer_engine(Context(), None, None, backend) == engine
+
+
+@pytest.mark.parametrize("backend", ["vllm", "vllm-chat"])
+def test_vllm_clients_own_backend_argument_says_nothing(backend):
+    """`vllm bench serve --backend vllm` (its default) talks to any OpenAI server
+    (tests/test_cross_file_links.py pins this); SGLang's client printing it chose it."""
+    assert infer_engine(Context(), None, None, backend) == "unknown"
+    assert infer_engine(Context(), None, backend, None) == "vllm"
+
+
+def test_a_launch_command_outranks_the_client_backend_argument():
+    from benchvault.parsers.base import Seen
+    ctx = Context(commands={"launch": Seen("launch", "python -m sglang.launch_server "
+                                           "--model-path m", 1, 0)})
+    assert infer_engine(ctx, None, None, "vllm") == "sglang"
+
+
+SGLANG_RESULT = """\
+============ Serving Benchmark Result ============
+Backend:                                 sglang-oai-chat
+Traffic request rate:                    inf
+Max request concurrency:                 8
+Successful requests:                     64
+Benchmark duration (s):                  21.37
+Total input tokens:                      65536
+Total generated tokens:                  8192
+Request throughput (req/s):              2.99
+Input token throughput (tok/s):          3066.73
+Output token throughput (tok/s):         383.34
+Total token throughput (tok/s):          3450.07
+Concurrency:                             7.91
+----------------End-to-End Latency----------------
+Mean E2E Latency (ms):                   2640.15
+Median E2E Latency (ms):                 2611.02
+---------------Time to First Token----------------
+Mean TTFT (ms):                          181.44
+Median TTFT (ms):                        152.90
+P99 TTFT (ms):                           512.08
+---------------Inter-Token Latency----------------
+Mean ITL (ms):                           19.36
+Median ITL (ms):                         18.71
+P95 ITL (ms):                            22.40
+P99 ITL (ms):                            41.07
+Max ITL (ms):                            298.11
+==================================================
+"""
+
+
+def test_sglang_oai_chat_result_block_is_sglang(tmp_path):
+    path = tmp_path / "bench.txt"
+    path.write_text(SGLANG_RESULT)
+    ingest_into(tmp_path / "w.db", path)
+    [run] = rows(tmp_path / "w.db", "SELECT engine, completed FROM serving_runs")
+    assert run == {"engine": "sglang", "completed": 64}
+
+
+# -- 3. commands behind a wrapper -----------------------------------------------------------
+@pytest.mark.parametrize("line, args", [
+    ("docker exec vllm-gemma vllm bench serve --backend openai-chat --port 8100",
+     {"backend": "openai-chat", "port": "8100"}),
+    ("$ docker exec -it vllm-gemma vllm bench serve --num-prompts 800",
+     {"num_prompts": "800"}),
+    ("sudo docker exec -it -e HF_TOKEN=x sgl python3 -m sglang.bench_serving --backend sglang",
+     {"backend": "sglang"}),
+    ("docker run --rm --gpus all -v /models:/models --ipc=host -p 8000:8000 "
+     "vllm/vllm-openai:v0.11.0 vllm bench serve --dataset-name random",
+     {"dataset_name": "random"}),
+    ("docker compose exec vllm vllm bench serve --max-concurrency 16",
+     {"max_concurrency": "16"}),
+    ("kubectl exec -it vllm-0 -n llm -- vllm bench serve --num-prompts 10",
+     {"num_prompts": "10"}),
+    ("srun -N 1 -p gpu --gres=gpu:8 vllm bench serve --num-prompts 5", {"num_prompts": "5"}),
+    ("nohup time vllm bench serve --num-prompts 5", {"num_prompts": "5"}),
+    ("CUDA_VISIBLE_DEVICES=0 vllm bench serve --num-prompts 5", {"num_prompts": "5"}),
+    ("ssh gpu-node-3 vllm bench serve --request-rate 4", {"request_rate": "4"}),
+    ("docker exec vllm bash -c \"vllm bench serve --num-prompts 3\"", {"num_prompts": "3"}),
+])
+def test_a_wrapper_does_not_hide_the_command(line, args):
+    match = BENCH.search(line)
+    assert invoked_at(line, match.start())
+    command = parse_command(line, BENCH)
+    assert command is not None
+    # the wrapper is not part of the command (an env prefix or interpreter is)
+    assert not command.text.startswith(("docker", "sudo", "kubectl", "srun", "ssh"))
+    assert {k: command.args.get(k) for k in args} == args
+
+
+@pytest.mark.parametrize("line", [
+    "Run docker exec vllm-gemma vllm bench serve --port 8100 to measure it",
+    "INFO 03-02 09:17:21 [x.py:1] docker exec c vllm bench serve --port 8100",
+    "docker exec vllm-gemma extra-word vllm bench serve --port 8100",   # not a whole wrapper
+    "WARNING: vllm bench serve no longer sets --port",
+])
+def test_a_mention_is_still_not_a_command(line):
+    assert not invoked_at(line, BENCH.search(line).start())
+
+
+DOCKER_EXEC_NOTE = """\
+# bench in the container
+
+```
+docker exec vllm-gemma vllm bench serve \\
+  --backend openai-chat \\
+  --host 127.0.0.1 \\
+  --port 8100 \\
+  --endpoint /v1/chat/completions \\
+  --dataset-name random \\
+  --num-prompts 200
+
+============ Serving Benchmark Result ============
+Successful requests:                     200
+Failed requests:                         0
+Benchmark duration (s):                  30.12
+Total input tokens:                      204800
+Total generated tokens:                  25600
+Request throughput (req/s):              6.64
+Output token throughput (tok/s):         849.93
+Total token throughput (tok/s):          7649.40
+---------------Time to First Token----------------
+Mean TTFT (ms):                          9876.54
+Median TTFT (ms):                        9012.34
+P99 TTFT (ms):                           20123.45
+-----Time per Output Token (excl. 1st token)------
+Mean TPOT (ms):                          40.12
+Median TPOT (ms):                        39.87
+P99 TPOT (ms):                           55.01
+---------------Inter-token Latency----------------
+Mean ITL (ms):                           39.90
+Median ITL (ms):                         35.10
+P99 ITL (ms):                            120.33
+==================================================
+```
+"""
+
+
+def test_docker_exec_command_gives_the_run_its_arguments(tmp_path):
+    path = tmp_path / "note.md"
+    path.write_text(DOCKER_EXEC_NOTE)
+    ingest_into(tmp_path / "w.db", path)
+    [run] = rows(tmp_path / "w.db", "SELECT backend, endpoint, port, num_prompts, dataset_name, "
+                                    "command, completed FROM serving_runs")
+    assert run["command"].startswith("vllm bench serve --backend openai-chat")
+    assert (run["backend"], run["endpoint"], run["port"], run["num_prompts"],
+            run["dataset_name"], run["completed"]) == (
+        "openai-chat", "/v1/chat/completions", 8100, 200, "random", 200)

@@ -1,0 +1,140 @@
+"""SGLang server start-up lines (`sglang_server`) → one ``server_launches`` row.
+
+Shapes from SGLang's model_runner.py / scheduler.py / server_args printers, 2024 → 2026
+(see the grammar's header); the first test is the start-up summary pasted in
+sgl-project/sglang#29575.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchvault.parsers.base import Context
+from benchvault.parsers.sglang_server import FORMAT, build
+from conftest import ingest_into, rows
+
+ISSUE_LOG = """\
+[2026-05-17 09:31:02] server_args=ServerArgs(model_path='zai-org/GLM-4.6-FP8', tokenizer_path='zai-org/GLM-4.6-FP8', host='0.0.0.0', port=30000, mem_fraction_static=0.88, max_running_requests=None, context_length=None, tp_size=8, dp_size=1, chunked_prefill_size=8192)
+[2026-05-17 09:33:40 TP0] Load weight end. type=Glm4MoeForCausalLM, dtype=torch.bfloat16, avail mem=42.18 GB, mem usage=40.77 GB.
+[2026-05-17 09:33:44 TP0] KV Cache is allocated. #tokens: 1203518, K size: 13.10 GB, V size: 13.10 GB
+[2026-05-17 09:33:44 TP0] Memory pool end. avail mem=14.92 GB
+[2026-05-17 09:34:31 TP0] Capture cuda graph end. Time elapsed: 46.28 s. mem usage=1.77 GB. avail mem=13.15 GB.
+[2026-05-17 09:34:33 TP0] max_total_num_tokens=1203518, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=48, context_len=202752, available_gpu_mem=13.15 GB
+[2026-05-17 09:34:35] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)
+[2026-05-17 09:34:36] The server is fired up and ready to roll!
+"""
+
+
+def _launches(tmp_path, text: str, name: str = "server.log") -> list[dict]:
+    path = tmp_path / name
+    path.write_text(text)
+    ingest_into(tmp_path / "w.db", path)
+    out = rows(tmp_path / "w.db", "SELECT * FROM server_launches ORDER BY id")
+    for row in out:
+        row["extra"] = json.loads(row["extra"]) if row["extra"] else None
+    return out
+
+
+def _facts(line: str):
+    return build(1, line, Context())
+
+
+def test_issue_startup_summary_is_one_launch(tmp_path):
+    [launch] = _launches(tmp_path, ISSUE_LOG)
+    assert launch["model"] == "zai-org/GLM-4.6-FP8"
+    assert launch["tensor_parallel_size"] == 8
+    assert launch["port"] == 30000
+    assert launch["gpu_memory_utilization"] == 0.88
+    assert launch["kv_cache_tokens"] == 1203518
+    assert launch["max_num_seqs"] == 48              # max_running_requests, as the scheduler chose
+    assert launch["max_model_len"] == 202752         # context_len
+    assert launch["weights_gib"] == 40.77
+    assert launch["graph_capture_s"] == 46.28
+    assert launch["dtype"] == "bfloat16"
+    assert launch["extra"]["k_cache_memory"] == {"value": 13.1, "unit": "GiB"}
+    assert launch["extra"]["chunked_prefill_size"] == {"value": 8192, "unit": "tokens"}
+    assert launch["extra"]["available_gpu_mem"] == {"value": 13.15, "unit": "GiB"}
+    assert launch["started_at"] == "2026-05-17 09:31:02"
+    assert launch["ready_at"] == "2026-05-17 09:34:36"
+
+
+def test_issue_startup_summary_engine_without_command(tmp_path):
+    [launch] = _launches(tmp_path, ISSUE_LOG)
+    assert launch["engine"] == "sglang"
+
+
+def test_with_launch_command_engine_is_sglang(tmp_path):
+    text = ("python -m sglang.launch_server --model-path zai-org/GLM-4.6-FP8 --tp 8 "
+            "--mem-fraction-static 0.88\n" + ISSUE_LOG)
+    [launch] = _launches(tmp_path, text)
+    assert launch["engine"] == "sglang"
+    assert launch["command"].startswith("python -m sglang.launch_server")
+    assert launch["kv_cache_tokens"] == 1203518 and launch["max_num_seqs"] == 48
+
+
+def test_other_tensor_parallel_ranks_are_skipped():
+    assert _facts("[2025-11-03 14:02:58 TP1] Load weight end. type=Qwen3ForCausalLM, "
+                  "dtype=torch.bfloat16, avail mem=47.63 GB, mem usage=30.80 GB.") is None
+    assert _facts("[2025-01-22 10:00:01 DP1 TP9 EP9] KV Cache is allocated. #tokens: 524288, "
+                  "KV size: 17.16 GB") is None
+    facts = _facts("[2025-01-22 10:00:01 DP0 TP0 EP0] KV Cache is allocated. #tokens: 524288, "
+                   "KV size: 17.16 GB")
+    assert facts.values["kv_cache_tokens"] == 524288           # MLA: one pool, `KV size`
+    assert facts.values["extra"] == {"kv_cache_memory": {"value": 17.16, "unit": "GiB"}}
+
+
+def test_2024_scheduler_line_with_gpu_id():
+    facts = _facts("[2024-08-01 10:00:02 TP0] [gpu_id=0] max_total_num_tokens=524288, "
+                   "max_prefill_tokens=16384, max_running_requests=4097, context_len=131072")
+    assert facts.kind == "sizes"
+    assert (facts.values["kv_cache_tokens"], facts.values["max_num_seqs"],
+            facts.values["max_model_len"]) == (524288, 4097, 131072)
+    assert facts.values["extra"] == {"max_prefill_tokens": {"value": 16384, "unit": "tokens"}}
+
+
+def test_2026_load_weight_end_with_elapsed_and_quant():
+    facts = _facts("[2026-02-26 13:55:38 TP0] Load weight end. elapsed=367.51 s, "
+                   "type=DeepseekV3ForCausalLM, quant=fp8, avail mem=75.11 GB, "
+                   "mem usage=107.07 GB.")
+    assert facts.values["weights_load_s"] == 367.51
+    assert facts.values["weights_gib"] == 107.07
+    assert facts.values["extra"]["weights_quantization"] == {"value": "fp8", "unit": None}
+    assert facts.values["extra"]["avail_mem_after_weights"] == {"value": 75.11, "unit": "GiB"}
+
+
+def test_2026_graph_capture_end():
+    facts = _facts("[2026-02-26 13:57:38 TP0] Capture cuda graph end. elapsed=12.40 s, "
+                   "mem usage=0.52 GB, avail mem=20.11 GB")
+    assert facts.values["graph_capture_s"] == 12.4
+    assert facts.values["extra"]["graph_capture_memory"] == {"value": 0.52, "unit": "GiB"}
+
+
+def test_draft_model_weights_do_not_replace_the_target():
+    facts = _facts("[2025-12-02 12:01:21 TP0] Load weight end. type=LlamaForCausalLMEagle3, "
+                   "dtype=torch.float16, avail mem=76.50 GB, mem usage=0.89 GB.")
+    assert "weights_gib" not in facts.values and "dtype" not in facts.values
+    assert facts.values["extra"]["draft_weights_memory"] == {"value": 0.89, "unit": "GiB"}
+
+
+def test_server_args_with_an_enum_repr_keeps_its_plain_values():
+    facts = _facts("[2025-01-22 10:00:00] server_args=ServerArgs(model_path='Qwen/Qwen3-8B', "
+                   "load_format=<LoadFormat.AUTO: 'auto'>, tp_size=2, port=30001)")
+    assert facts.once
+    assert (facts.values["model"], facts.values["tensor_parallel_size"],
+            facts.values["port"]) == ("Qwen/Qwen3-8B", 2, 30001)
+
+
+def test_ready_line_only_adds_to_an_open_launch():
+    facts = _facts("[2025-11-03 14:03:21] The server is fired up and ready to roll!")
+    assert facts.kind == "ready" and facts.weak
+
+
+@pytest.mark.parametrize("line", [
+    "The log then prints `Load weight end. ... quant=fp8 ...` once the weights are in.",
+    "grep for max_total_num_tokens in the server log",
+    "KV Cache is allocated before the graphs are captured.",
+])
+def test_prose_naming_a_line_is_not_one(line):
+    assert not FORMAT.matches(line)
