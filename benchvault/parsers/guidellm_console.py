@@ -132,9 +132,10 @@ NO_VALUE = {"", "-", "--", "---", "—", "n/a", "none", "nan", "null"}
 _NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 NUMBER_CELL = re.compile(r"^(?P<mean>" + _NUMBER + r")(?:\s*(?:±|Â±|\+/-|\+-)\s*"
                          r"(?P<std>" + _NUMBER + r"))?$")
-# Text a cell may hold besides numbers: a start/end time, a date, a word.
+# Text a cell may hold besides numbers: a start/end time, a date, a word (a letter in it:
+# a cell of symbols only is no label but a number that cannot be read).
 TEXT_CELL = re.compile(r"^(?:\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?|\d{4}-\d{2}-\d{2}[T ]?[\d:.]*"
-                       r"|[^\d]+)$")
+                       r"|[^\d]*[^\W\d_][^\d]*)$")
 SERVING_FIELDS = fields_of(ServingRun)
 
 
@@ -573,7 +574,9 @@ class Wrap:
 def build(block: Block) -> list[Parsed | Problem]:
     printings: list[Printing] = [Printing()]
     problems: list[Problem] = []
-    for first, raw in sections_of(block.lines):
+    cut = cut_at(block)
+    report = sections_of(block.lines)
+    for number, (first, raw) in enumerate(report, 1):
         kept = list(range(len(raw)))
         dedented = dedent(raw)
         foreign = foreign_lines(dedented)
@@ -603,9 +606,11 @@ def build(block: Block) -> list[Parsed | Problem]:
                 printings.append(printing := Printing(metadata=dict(printing.metadata)))
             printing.titles.add(title)
             printing.holds(first, raw)
-            for header_rows, rows in parts:
-                read_table(printing, title, header_rows, rows, where, problems)
-    cut = cut_at(block)
+            for k, (header_rows, rows) in enumerate(parts, 1):
+                # the row the file stops in: the last of the last table of a report cut short
+                last = cut is not None and number == len(report) and section is sections[-1] \
+                    and k == len(parts)
+                read_table(printing, title, header_rows, rows, where, problems, last)
     if cut is not None:
         for printing in printings[-1:]:
             for bench in printing.benchmarks:
@@ -666,9 +671,10 @@ def _file_lines(start: int, origin: list[int]) -> Callable[[int | None], int]:
 
 def read_table(printing: Printing, title: str, header_rows: list[list[str]],
                rows: list[tuple[int, list[str]]], where: Callable[[int | None], int],
-               problems: list[Problem]) -> None:
+               problems: list[Problem], cut: bool = False) -> None:
     """One part of a table (a header, its rows) into the printing's benchmarks, row i into
-    benchmark i."""
+    benchmark i.  ``cut``: the file stops in the last row, which keeps the cells it printed
+    whole (all but its last, which may stop mid-value)."""
     keys = header_keys(header_rows)
     if not keys or not any(k.lower() in ("benchmark", "metadata", "strategy")
                            for k in keys[0]):
@@ -680,7 +686,12 @@ def read_table(printing: Printing, title: str, header_rows: list[list[str]],
         if not "".join(cells).strip():
             continue
         index += 1
-        if len(cells) != len(keys):
+        if cut and (line, cells) == rows[-1] and 1 < len(cells) < len(keys):
+            problems.append(Problem(where(line), f"{title}: the row stops after {len(cells)} of "
+                                                 f"{len(keys)} cells: the first "
+                                                 f"{len(cells) - 1} read", "|".join(cells)))
+            cells = cells[:-1] + [""] * (len(keys) - len(cells) + 1)
+        elif len(cells) != len(keys):
             problems.append(Problem(where(line), f"{title}: {len(cells)} cells where the "
                                                  f"header has {len(keys)}", "|".join(cells)))
             continue

@@ -251,6 +251,16 @@ def loose(value: str) -> Any:
     return text
 
 
+def ts_halves(cell: str) -> dict[str, float]:
+    """The halves of a `mean ± std` cell that read as numbers when the cell as a whole does
+    not (one of them unreadable): the other is still what was printed."""
+    parts = re.split(r"\s*(?:Â±|±|\+/-|\+-)\s*", cell.strip())
+    if len(parts) != 2:
+        return {}
+    return {key: float(text) for key, text in zip(("avg_ts", "stddev_ts"), parts)
+            if NUMBER_RE.fullmatch(text)}
+
+
 # The cell a row is told by (`pp512`): a row without it is no result of anything.
 IDENTIFYING_CELLS = {"test"}
 
@@ -286,7 +296,10 @@ def row_values(header: list[str], cells: list[str],
             if unread is None or field in IDENTIFYING_CELLS or (
                     field == "t/s" and not re.search(r"\d", cell)):
                 raise
-            unread.append(f"{exc}: left empty")
+            halves = ts_halves(cell) if field == "t/s" else {}
+            values.update(halves)
+            kept = f" (kept {', '.join(halves)})" if halves else ""
+            unread.append(f"{exc}: left empty{kept}")
     if extra:
         values["extra"] = extra
     return values
@@ -418,9 +431,12 @@ HEADER_PART_RE = re.compile(HEADER_PART, re.I)
 # The rest of a wrapped header: header words up to a closing pipe, no digits.
 HEADER_REST = re.compile(r"^\s*[^|\s\d][^|\d]*\|(?:[^|\d]*\|)*\s*$")
 # A row of a table whose header was not pasted: model, size, params, ..., `mean ± std` last.
-DATA_ROW = (r"^\s*\|?\s*[^|\s][^|]*\|\s*\d+(?:\.\d+)?\s*(?:[KMGT]i)?B\s*\|"
-            r"\s*\d+(?:\.\d+)?\s*[KMBT]\s*\|(?:[^|]*\|)*?\s*(?:\*\*|__)?\d+(?:\.\d+)?\s*"
-            r"(?:±|Â±)\s*\d+(?:\.\d+)?(?:\*\*|__)?\s*\|?\s*$")
+# Its numbers are taken as printed, not checked: a row with one unreadable number is still a
+# row (that value a warning, llama_bench.build), and must not leave the rows after it to
+# another format.  Size and params hold a digit; t/s is two words around `±`.
+DATA_ROW = (r"^\s*\|?\s*[^|\s][^|]*\|\s*[^|\s]*\d[^|\s]*\s*(?:[KMGT]i)?B\s*\|"
+            r"\s*[^|\s]*\d[^|\s]*\s*[KMBT]\s*\|(?:[^|]*\|)*?\s*[^|\s]+\s*"
+            r"(?:±|Â±)\s*[^|\s]+\s*\|?\s*$")
 DATA_ROW_RE = re.compile(DATA_ROW)
 RULE_CELL = re.compile(r"^:?-+:?$")
 EMPHASIS = re.compile(r"^(\*\*|__|`)(.+)\1$")
@@ -595,8 +611,9 @@ def build(block: Block) -> list[Parsed | Problem]:
                                    f"is not known, not read",
                                    "\n".join(block.lines[r - 1] for r, _ in table.rows)))
                 continue
+        numeric = numeric_columns(table)
         for line, cells in table.rows:
-            out.append(_row(block, table, shared, line, cells, context))
+            out.append(_row(block, table, shared, line, cells, context, numeric))
     if not out:
         raise BlockParseError("llama-bench table has a header but no rows", 1)
     return sorted(out, key=_line_of)
@@ -606,8 +623,24 @@ def _line_of(item: Parsed | Problem) -> int:
     return item.line if isinstance(item, Problem) else item.row.line_start
 
 
+def numeric_columns(table: _Table) -> dict[int, int]:
+    """Column → how many of the table's rows print a number there, for the columns kept in
+    ``extra`` (no field knows them, so no type says what they hold)."""
+    if table.header is None:
+        return {}
+    out: dict[int, int] = {}
+    for i, name in enumerate(table.header):
+        field = COLUMN_FIELDS.get(name.lower(), name.lower())
+        if field in CELL_RULES or field == "model_type" or field in FIELDS \
+                and field not in ("id", "extra", "env"):
+            continue
+        out[i] = sum(1 for _, cells in table.rows if len(cells) == len(table.header)
+                     and not isinstance(loose(_plain(cells[i])), str))
+    return out
+
+
 def _row(block: Block, table: _Table, shared: dict[str, Any], line: int, cells: list[str],
-         context: dict[str, Any]) -> Parsed | Problem:
+         context: dict[str, Any], numeric: dict[int, int] | None = None) -> Parsed | Problem:
     where = block.line_start + line - 1
     raw = block.lines[line - 1] if table.header_raw is None else \
         "\n".join((table.header_raw, block.lines[line - 1]))
@@ -632,6 +665,12 @@ def _row(block: Block, table: _Table, shared: dict[str, Any], line: int, cells: 
     except ValueError as exc:        # pydantic's ValidationError is a ValueError
         reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
         return Problem(where, reason, raw)
+    # An unknown column's cell kept as printed where every other row prints a number: a
+    # number that cannot be read.
+    for i, count in (numeric or {}).items():
+        if cells[i] and isinstance(loose(cells[i]), str) and count == len(table.rows) - 1 > 0:
+            unread.append(f"{header[i]}: {cells[i]!r} is not a number (the column's other rows "
+                          f"are): kept as printed")
     return Parsed(row=row, tolerance=tolerance, warnings=[(where, reason) for reason in unread])
 
 

@@ -25,7 +25,7 @@ from lark.exceptions import LarkError, UnexpectedInput
 
 from . import block_formats
 from .base import Block, BlockFormat, Parsed, Problem
-from ..reading.tablecells import claimed_by_other_format, table_rows
+from ..reading.tablecells import cell_number, cell_text, claimed_by_other_format, table_rows
 
 
 class RowsToCells(Transformer):
@@ -50,15 +50,16 @@ class RowsToCells(Transformer):
         return ("header", self._split(tokens))
 
     def body_row(self, tokens):
-        return ("body", self._split(tokens))
+        return ("body", self._split(tokens), tokens[0].line)
 
     def delimiter_row(self, _tokens):
         return ("delimiter", None)
 
     def start(self, items):
-        header = next(cells for kind, cells in items if kind == "header")
-        body = [cells for kind, cells in items if kind == "body"]
-        return header, body
+        header = next(item[1] for item in items if item[0] == "header")
+        body = [item[1] for item in items if item[0] == "body"]
+        lines = [item[2] for item in items if item[0] == "body"]
+        return header, body, lines
 
 
 @lru_cache(maxsize=None)
@@ -73,7 +74,7 @@ def build(block: Block) -> list[Parsed | Problem]:
     if claimed_by_other_format(block.lines[0], FORMAT, block_formats()):
         return []
     try:
-        header, body = _parser().parse(block.text)
+        header, body, lines = _parser().parse(block.text)
     except UnexpectedInput as exc:
         line = getattr(exc, "line", None) or 1
         if line <= 2:
@@ -82,7 +83,35 @@ def build(block: Block) -> list[Parsed | Problem]:
                         f"(line {line} of it)", block.text)]
     except LarkError as exc:
         return [Problem(block.line_start, f"cannot read table: {exc}", block.text)]
-    return table_rows(block, FORMAT.name, header, body)
+    out = table_rows(block, FORMAT.name, header, body)
+    for parsed in out:
+        parsed.warnings.extend(unreadable_numbers(block, header, body, lines))
+    return out
+
+
+# A cell that says "no value" on purpose (a word says it too: `n/a`, `OOM`).
+NO_VALUE = re.compile(r"[-–—?.…/\s]*")
+
+
+def unreadable_numbers(block: Block, header: list[str], body: list[list[str]],
+                       lines: list[int]) -> list[tuple[int, str]]:
+    """A cell that is no number in a column whose every other row holds one: a number that
+    cannot be read (kept as its text, value empty), a warning at its line."""
+    rows = [[cell_text(c) for c in row] for row in body]
+    out = []
+    for column in range(len(header)):
+        texts = [row[column] if column < len(row) else "" for row in rows]
+        numbers = [cell_number(t)[0] is not None for t in texts]
+        for i, text in enumerate(texts):
+            others = [numbers[j] for j, t in enumerate(texts) if j != i and t]
+            if text and not numbers[i] and others and all(others) and (
+                    any(c.isdigit() for c in text) or not any(c.isalpha() for c in text)
+                    and not NO_VALUE.fullmatch(text)):
+                name = cell_text(header[column]) or f"column {column + 1}"
+                out.append((block.line_start + lines[i] - 1,
+                            f"{name}: {text!r} is not a number (the column's other rows are): "
+                            f"kept as text"))
+    return out
 
 
 def continues(line: str) -> bool:

@@ -203,7 +203,8 @@ def build(block: Block) -> Parsed:
                     if column not in _TEXT_OK:
                         raise
                     extra[column] = printed  # SGLang's `Traffic request rate: trace`
-                    if any(c.isdigit() for c in printed):   # a number that does not read
+                    # a number that does not read (a digit, or no word at all), not a word
+                    if any(c.isdigit() for c in printed) or not any(c.isalpha() for c in printed):
                         warnings.append((block.line_start + line - 1,
                                          f"{column}: {printed.strip()!r} is not a number: "
                                          f"kept as printed"))
