@@ -31,11 +31,10 @@ from typing import Any
 
 from lark import v_args
 
-from ..schemas.models import ServingRun
 from . import grammar
 from .base import Block, BlockFormat, BlockParseError, Parsed, Problem, half_unit
 from .grammar import ColumnTransformer, flatten
-from .sglang_one_batch_server import context_row, sweep_cases, workload
+from .sglang_one_batch_server import case_rows, context_row
 from .vllm_serving import to_number
 
 COMMANDS = {"sglang_one_batch": re.compile(
@@ -149,22 +148,10 @@ def build(block: Block) -> list[Parsed | Problem]:
             case.put("total_token_throughput", values[1], 1.0, at, "Total throughput")
     runs = [c for c in cases if not c.warmup]
     row0, command = context_row(block, "sglang_one_batch", COMMANDS["sglang_one_batch"])
-    swept = sweep_cases(command, len(runs))
-    for i, c in enumerate(runs):
-        row = dict(row0)
-        extra = {"benchmark": "one_batch", **swept[i], **c.extra}
+    for c in runs:
         if not c.total:
             c.warnings.append((c.last, "the case is cut short here: no `Total.` line"))
-        row.update(c.fields)
-        workload(row, extra)
-        row["extra"] = extra
-        row["format"] = FORMAT.name
-        row["line_start"], row["line_end"] = c.first, c.last
-        if len(runs) > 1:
-            row["raw_text"] = "\n".join(block.lines[c.first - block.line_start:
-                                                    c.last - block.line_start + 1])
-        out.append(Parsed(row=ServingRun(**row), warnings=c.warnings, tolerance=c.tolerance))
-    return out
+    return out + case_rows(block, runs, row0, command, "one_batch", FORMAT.name)
 
 
 def continues(line: str) -> bool:

@@ -59,7 +59,7 @@ _OWN = re.compile(rf"(?:{_LABELS}):[ \t]*(?:{_VALUE})(?:[ \t]*(?:s|ms|tok/s|toke
                   r"|=+[ \t]*Warmup (?:Begin|End)[ \t]*=+[ \t]*$|Warmup with batch_size=.*$")
 _PREFIX = r"^[\s>#*/-]*"
 CONTINUES = re.compile(_PREFIX + rf"(?:{_OWN.pattern})")
-START = re.compile(_PREFIX + rf"(?:batch size:[ \t]*[\d!?*~^$&@][\d!?*~^$&@]*[ \t]*$"
+START = re.compile(_PREFIX + r"(?:batch size:[ \t]*[\d!?*~^$&@][\d!?*~^$&@]*[ \t]*$"
                    r"|=+[ \t]*Warmup Begin[ \t]*=+[ \t]*$)")
 # label → (column, factor to the column's unit)
 _COLUMNS = {"latency": ("mean_e2el_ms", 1000.0), "output throughput": ("output_throughput", 1.0),
@@ -253,19 +253,28 @@ def build(block: Block) -> list[Parsed | Problem]:
             and "--skip-warmup" not in command.text and keep[0] is cases[0][0] \
             and _is_warmup(keep[0]):
         keep = keep[1:]
-    swept = sweep_cases(command, len(keep))
-    for i, c in enumerate(keep):
-        row = dict(row0)
-        extra = {"benchmark": "one_batch_server", **swept[i], **c.extra}
+    for c in keep:
         if not c.measured or "latency" not in c.labels:
             c.warnings.append((c.last, "the case is cut short here: no "
                                + ("values" if not c.measured else "latency") + " after it"))
+    return out + case_rows(block, keep, row0, command, "one_batch_server", FORMAT.name)
+
+
+def case_rows(block: Block, cases: list, row0: dict[str, Any], command: Any, benchmark: str,
+              format_name: str) -> list[Parsed]:
+    """One run per case of a static-batch benchmark (its values, warnings and lines), each
+    with the block's context ``row0`` and the case's sizes from the command line."""
+    out = []
+    swept = sweep_cases(command, len(cases))
+    for i, c in enumerate(cases):
+        row = dict(row0)
+        extra = {"benchmark": benchmark, **swept[i], **c.extra}
         row.update(c.fields)
         workload(row, extra)
         row["extra"] = extra
-        row["format"] = FORMAT.name
+        row["format"] = format_name
         row["line_start"], row["line_end"] = c.first, c.last
-        if len(keep) > 1:
+        if len(cases) > 1:
             row["raw_text"] = "\n".join(block.lines[c.first - block.line_start:
                                                     c.last - block.line_start + 1])
         out.append(Parsed(row=ServingRun(**row), warnings=c.warnings, tolerance=c.tolerance))

@@ -28,7 +28,7 @@ from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from lark import Token, v_args
+from lark import v_args
 
 from ..reading.cmdline import parse_command
 from ..schemas.models import LatencyStat, ServingRun, fields_of

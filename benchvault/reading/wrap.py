@@ -16,7 +16,6 @@ the caller keeps the first whose joined line its grammar reads cleanly.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
