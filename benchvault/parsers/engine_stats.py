@@ -24,7 +24,7 @@ from lark import Lark, v_args
 from ..schemas.server import EngineStat
 from . import grammar
 from .base import Context, LineFormat, Parsed
-from .grammar import ColumnTransformer, flatten
+from .grammar import ColumnTransformer, line_values
 from .vllm_server_log import row_from_log_line, split_log_line
 
 
@@ -61,18 +61,7 @@ class LineToColumns(ColumnTransformer):
 
     @staticmethod
     def _line(items):
-        columns: dict[str, Any] = {}
-        extra: dict[str, Any] = {}
-        unread: list[list[str]] = []
-        for item in flatten(items):
-            name, value = item[0], item[1]
-            if len(item) > 2:
-                unread.append(list(item[2:]))
-            if name == "other":
-                extra[value[0]] = value[1]
-            elif value is not None:
-                columns[name] = value
-        return columns, extra, unread
+        return line_values(items)
 
     @staticmethod
     def _field(name, label, value):

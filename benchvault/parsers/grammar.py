@@ -42,6 +42,24 @@ def flatten(items):
             yield item
 
 
+def line_values(items) -> tuple[dict[str, Any], dict[str, Any], list[list[str]]]:
+    """A log line's items as (columns, extra, unread): ``(column, value)`` items fill their
+    column (a None value none), ``("other", (label, value))`` goes to extra by its label, and
+    an item with more than two parts carries what could not be read (name, label, text)."""
+    columns: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    unread: list[list[str]] = []
+    for item in flatten(items):
+        name, value = item[0], item[1]
+        if len(item) > 2:
+            unread.append(list(item[2:]))
+        if name == "other":
+            extra[value[0]] = value[1]
+        elif value is not None:
+            columns[name] = value
+    return columns, extra, unread
+
+
 @lru_cache(maxsize=None)
 def in_parser(grammar_file: str, module_file: str, transformer: type[Transformer]) -> Lark:
     """The LALR parser of ``grammar_file`` (beside ``module_file``) with ``transformer`` run

@@ -25,7 +25,7 @@ from lark import Lark, v_args
 from ..schemas.server import SpecDecodeMetric
 from . import grammar
 from .base import Context, LineFormat, Parsed
-from .grammar import ColumnTransformer, flatten
+from .grammar import ColumnTransformer, flatten, line_values
 from .vllm_server_log import row_from_log_line, split_log_line
 
 STAGE_COLUMNS = {"average_time_per_proposal_tok_ms": "proposal_time_per_token_ms",
@@ -58,25 +58,7 @@ class LineToColumns(ColumnTransformer):
 
     @staticmethod
     def _line(kind, items):
-        columns: dict[str, Any] = {}
-        extra: dict[str, Any] = {}
-        unread: list[list[str]] = []
-        for item in flatten(items):
-            name, value = item[0], item[1]
-            if len(item) > 2:
-                unread.append(list(item[2:]))
-            if name == "other":
-                extra[value[0]] = value[1]
-            elif name == "stage":
-                label, number = value
-                if label in STAGE_COLUMNS:
-                    if number is not None:
-                        columns[STAGE_COLUMNS[label]] = number
-                else:
-                    extra[label] = number
-            elif value is not None:
-                columns[name] = value
-        return kind, columns, extra, unread
+        return (kind, *line_values(_stage_as_column(item) for item in flatten(items)))
 
     @staticmethod
     def _entry(name, label, text, number):
@@ -121,6 +103,17 @@ class LineToColumns(ColumnTransformer):
     def column(self, name, children):
         # Every other rule is named after its column: LABEL VALUE [unit].
         return self._entry(name, children[0], children[1], _number(children[1]))
+
+
+def _stage_as_column(item: tuple) -> tuple:
+    """A stage time (`("stage", (label, ms), ...)`) as the column its label names, else as
+    an extra figure under its label; any other item as it is."""
+    if item[0] != "stage":
+        return item
+    (label, number), rest = item[1], item[2:]
+    if label in STAGE_COLUMNS:
+        return (STAGE_COLUMNS[label], number, *rest)
+    return ("other", (label, number), *rest)
 
 
 def _parser() -> Lark:
