@@ -136,6 +136,15 @@ def context_texts(label: Any, section: Any) -> list[str]:
     return out
 
 
+def hardware_of(tags: Mapping[str, Any], label: Any, section: Any,
+                source_name: str | None) -> str | None:
+    """What a row ran on: a hardware tag (`--tag gpu=MI300X`), else the first accelerator its
+    label, its headings (innermost first) or its file's name names."""
+    tagged = next((str(tags[k]) for k in HARDWARE_TAGS if tags.get(k)), None)
+    return tagged or hardware_in([*context_texts(label, section),
+                                  *reversed(str(section or "").split(" > ")), source_name])
+
+
 def tags_of(value: Any) -> dict[str, str]:
     if isinstance(value, dict):
         return value
@@ -187,9 +196,7 @@ def configuration(run: Mapping[str, Any], launch: Mapping[str, Any] | None = Non
     model = run.get("model")
     quantization = launch.get("quantization") or quantization_in(model)
     input_len, output_len = _lengths(run)
-    hardware = next((str(tags[k]) for k in HARDWARE_TAGS if tags.get(k)), None) or \
-        hardware_in([*texts, *(reversed(str(run.get("section") or "").split(" > "))),
-                     source_name])
+    hardware = hardware_of(tags, run.get("label"), run.get("section"), source_name)
     rate = run.get("request_rate")
     return {
         "engine": run.get("engine") or "unknown",

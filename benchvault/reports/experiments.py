@@ -21,8 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..experiments.configs import (CONFIG_FIELDS, HARDWARE_TAGS, context_texts, hardware_in,
-                                   model_family, tags_of)
+from ..experiments.configs import CONFIG_FIELDS, hardware_of, model_family, tags_of
 from .query import ReportError
 
 REPEATS = ("mean", "best", "last", "all")
@@ -112,11 +111,7 @@ def _launch_groups(frame: pd.DataFrame, source_names: dict[int, str]) -> pd.Data
     for model, tags, label, section, source in zip(column("model"), column("tags"),
                                                    column("label"), column("section"),
                                                    column("source_id")):
-        tagged = tags_of(tags)
-        texts = context_texts(label, section)
-        hardware = next((str(tagged[k]) for k in HARDWARE_TAGS if tagged.get(k)), None) or \
-            hardware_in([*texts, *reversed(str(section or "").split(" > ")),
-                         source_names.get(source)])
+        hardware = hardware_of(tags_of(tags), label, section, source_names.get(source))
         family = model_family(model)
         keys.append(f"{(family or '').lower()}\x1f{(hardware or '').lower()}")
         titles.append(" · ".join(p for p in (family or "unknown model", hardware) if p))
