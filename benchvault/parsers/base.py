@@ -144,6 +144,9 @@ class BlockFormat:
     # rows all look like its first row) and never cuts another format's block that
     # continues with the line.
     restarts: bool = True
+    # ...and when it does, only at the start lines this matches (None: at every one): a block
+    # that may start at any of its sections is not cut by its own next section.
+    restarts_at: re.Pattern[str] | None = None
     # False: the block is not the run the context (label, command, Namespace) was for,
     # so it leaves that context to the next block (a published table).
     consumes: bool = True

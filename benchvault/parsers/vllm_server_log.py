@@ -27,7 +27,7 @@ from ..schemas.models import fields_of
 from .grammar import whole_number
 
 LOG_PREFIX = re.compile(
-    r"(?:^|\s|\))(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\s+"
+    r"(?:^|[\s)\"'`])(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\s+"
     r"(?P<month>\d\d)-(?P<day>\d\d)\s+(?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)?\s+"
     r"(?:\[[^\]\s]+:\d+\]|[\w.\-]+:\d+\])\s?")
 DATED_PREFIX = re.compile(
@@ -37,6 +37,40 @@ DATED_PREFIX = re.compile(
 UVICORN_LEVEL = re.compile(r"\s*(?:(?:INFO|WARNING|ERROR):[ \t]+)?")
 PROCESS_PREFIX = re.compile(r"^\s*(?:[\w.\-]+\s+\|\s*)?(?:\([\w .\-]+pid=\d+\)\s*)?"
                             r"(?:(?:INFO|WARNING|ERROR):[ \t]+)?")
+# Any other prefix is a run of these parts, in any order: what a logger, a launcher or a
+# collector put before the message, one part trimmed or another added.  A logger tag alone
+# (`[loggers.py:248] `), a level (`INFO`, `[INFO]`, `INFO:`), a date of any form (with or
+# without a year, `T`, fraction or zone), a clock alone, a process tag (`(EngineCore_DP0
+# pid=12)`), rank tags (`[TP0]`, `[DP0 TP1]`), a compose service (`vllm-1  | `), a pod
+# (`[pod/x/y]`).  The first part with a date gives the line its time.
+_LEVEL = r"(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|NOTICE|FATAL)"
+PREFIX_PART = re.compile(
+    r"[ \t]*(?:"
+    r"\((?:[\w .:\-]+\s)?pid=\d+\)"
+    r"|\[" + _LEVEL + r"\]|" + _LEVEL + r"(?::|(?=[ \t]))"
+    r"|(?:[\w.\-]+[ \t]+-[ \t]+)?" + _LEVEL + r"[ \t]+-(?=[ \t])"      # logging's ` - x - INFO - `
+    r"|\[?(?:(?P<year>\d{4})[-/])?(?P<month>\d\d)[-/](?P<day>\d\d)[ T]+(?P<time>\d\d:\d\d:\d\d)"
+    r"(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?:\s+[A-Z]{2,4}\d+)*\]?(?:\s*-)?"
+    r"|\[?\d\d:\d\d:\d\d(?:[.,]\d+)?\]?(?=[ \t])"
+    r"|\[[\w.\-/]+\.py:\d+(?::[\w<>]+)?\]|[\w.\-/]+\.py:\d+\]"
+    r"|\[(?:[A-Z]{2,4}\d+[ \t]*)+\]"
+    r"|\[pod/[^\]\s]+\]|[\w.\-]+[ \t]+\|"
+    r")")
+
+
+def strip_prefix(text: str) -> tuple["LogTime | None", str]:
+    """(time, message) of a line behind any run of PREFIX_PART parts; (None, text) when
+    nothing prefixes it."""
+    pos, stamp = 0, None
+    while True:
+        match = PREFIX_PART.match(text, pos)
+        if match is None or match.end() == pos:
+            break
+        if stamp is None and match["time"]:
+            stamp = LogTime(int(match["month"]), int(match["day"]), match["time"],
+                            int(match["year"]) if match["year"] else None)
+        pos = match.end()
+    return stamp, text[pos:].strip()
 
 
 @dataclass(frozen=True)
@@ -75,7 +109,8 @@ def split_log_line(text: str) -> LogLine:
         # (uvicorn's own `INFO:     ` may follow: `[2026-05-17 09:34:36] INFO:     Uvicorn ...`)
         rest = text[match.end():]
         return LogLine(stamp, rest[UVICORN_LEVEL.match(rest).end():].strip())
-    return LogLine(None, text[PROCESS_PREFIX.match(text).end():].strip())
+    stamp, message = strip_prefix(text)
+    return LogLine(stamp, message)
 
 
 def seconds_between(first: LogTime, last: LogTime, year: int | None = None) -> float:

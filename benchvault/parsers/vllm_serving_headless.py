@@ -12,15 +12,24 @@ from __future__ import annotations
 import re
 
 from . import vllm_serving
+from ..schemas.models import INCOMPLETE
 from .base import Block, BlockFormat, Parsed
 
-START = re.compile(r"^\s*Successful requests:[ \t]{2,}\d+\s*$")   # the block's padded layout
+# Where a paste of the block may start: its first figure, or the rule of one of its sections
+# (`-----Time per Output Token (excl. 1st token)------`), the figures above it left behind.
+SECTION_TITLES = (r"Time to First Token|Time per Output Token[^-]*|Inter-?[Tt]oken Latency"
+                  r"|End-to-[Ee]nd Latency|Speculative Decoding|Request Latency")
+FIRST_FIGURE = re.compile(r"^\s*Successful requests:[ \t]{2,}\d+\s*$")   # its padded layout
+SECTION_START = re.compile(r"^\s*-{3,}\s*(?:" + SECTION_TITLES + r")\s*-{3,}\s*$", re.I)
+START = re.compile(FIRST_FIGURE.pattern + "|" + SECTION_START.pattern, re.I)
 BANNER = "============ Serving Benchmark Result ============"
 CLOSING = re.compile(r"^\s*={10,}\s*$")
 # A label the block prints with no value after it (`Per-position acceptance (%):`).
 HEADING = re.compile(r"^\s*[A-Za-z][\w ()%/-]{0,60}:\s*$")
 NEEDED = (re.compile(r"^\s*Benchmark duration \(s\):", re.I),
           re.compile(r"^\s*(?:Request|Output token|Total token|Input token) throughput", re.I))
+# A paste from a section on: two of the section's own statistics after its rule.
+STATISTIC = re.compile(r"^\s*(?:Mean|Median|Std|P\d+(?:\.\d+)?)\s+[A-Za-z]+ \(ms\):[ \t]+\S")
 
 
 # A label padded to the value column, whatever the value (one garbled, `not set`).
@@ -48,15 +57,27 @@ def build(block: Block) -> list[Parsed]:
     lines = [ln for ln in block.lines]
     while lines and not lines[-1].strip():
         lines.pop()
+    from_section = SECTION_START.match(lines[0]) is not None if lines else False
     # Enough of its own labels, one after another: not one label quoted in prose.
-    if len(lines) < 4 or not all(any(p.match(ln) for ln in lines[1:8]) for p in NEEDED):
+    if from_section:
+        if sum(1 for ln in lines[1:8] if STATISTIC.match(ln)) < 2:
+            return []
+    elif len(lines) < 4 or not all(any(p.match(ln) for ln in lines[1:8]) for p in NEEDED):
         return []
     if not CLOSING.match(lines[-1]):
         lines.append("=" * 50)
     inner = Block(vllm_serving.FORMAT, [BANNER, *lines], block.line_start - 1, block.line_end,
                   True, block.context)
     built = vllm_serving.build(inner)
-    return built if isinstance(built, list) else [built]
+    built = built if isinstance(built, list) else [built]
+    if from_section:
+        # The figures above the section were not pasted: what is here is kept, marked so.
+        for parsed in built:
+            parsed.row.extra = {**(parsed.row.extra or {}), INCOMPLETE: True}
+            parsed.warnings.append((block.line_start, "a result block pasted from its section "
+                                    f"{lines[0].strip(' -')!r} on: the figures above it are "
+                                    "not in the paste; kept, marked incomplete"))
+    return built
 
 
 FORMAT = BlockFormat(
@@ -65,13 +86,14 @@ FORMAT = BlockFormat(
     description="vLLM / SGLang serving result block pasted without its banner line, from "
                 "`Successful requests:` on (read as vllm_serving).",
     upstream=("vllm bench serve / benchmark_serving.py result block, banner left out",),
-    markers=("Successful requests:",),
+    markers=("Successful requests:", "---"),
     start=START,
     end=None,
     max_lines=120,
     build=build,
     continues=continues,
     resumes=resumes,
+    restarts_at=FIRST_FIGURE,
     # Its first line is a line of a whole block too: it never cuts one.
     cuts=False,
 )

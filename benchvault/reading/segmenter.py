@@ -21,6 +21,7 @@ from .cmdline import invoked_at
 from .doctype import by_suffix, is_capture_line
 from .embedded import Embedded, Openers, Region
 from .fastlane import FastLane
+from .glyphs import GLYPHS, split_glyphs
 from .inlinecode import code_spans
 from .wrap import WRAP_BREAK, Pane, at_edge, joined, parted_flag, readings
 from ..parsers.runcontext import LAUNCH_COMMANDS
@@ -311,6 +312,11 @@ class Segmenter:
                     text = self._unquote(text)
                 if self.prefix or text[:1] in PREFIX_INITIALS:
                     text = self._unprefix_run(text)
+                if "\\n" in text or any(glyph in text for glyph in GLYPHS):
+                    pieces = split_glyphs(text, self._known)
+                    if pieces:      # read as the lines it joined, each at the joining line
+                        again.extend((lineno, piece) for piece in pieces)
+                        continue
                 if self.markdown and "`" in text:
                     quoted = self._quoted_records(text)
                     if quoted:      # read as the lines it quotes, each at the quoting line
@@ -442,6 +448,11 @@ class Segmenter:
                                   len(extra) if isinstance(extra, dict) else 0))
         return min(costs, default=None)
 
+    def _known(self, text: str) -> bool:
+        """A line format reads ``text``, or a block starts at it."""
+        return any(f.matches(text) for f in self.line_formats) \
+            or any(f.starts(text) for f in self.formats)
+
     def _reads(self, text: str, cleanly: bool = True) -> bool:
         """A line format's grammar reads ``text`` whole (``cleanly``: with no warning, the
         test of a joined wrap)."""
@@ -455,9 +466,9 @@ class Segmenter:
                 or is_capture_line(text) \
                 or not readings([*pieces, text], self.widest_record, self.pane):
             return False
-        if any(fmt.matches(text) for fmt in self.line_formats) \
-                and not at_edge(pieces[-1], text, self.pane, self.widest_record):
-            return False        # a record's own line, after one no pane cut
+        if any(fmt.matches(text) for fmt in self.line_formats):
+            if not at_edge(pieces[-1], text, self.pane, self.widest_record):
+                return False        # a record's own line, after one no pane cut
         return not (self.start_hint.search(text) and any(f.starts(text) for f in self.formats))
 
     def _command_kind(self, text: str) -> str | None:
@@ -794,7 +805,9 @@ class Segmenter:
                 cut = (FENCE_RE.match(text) or len(block.lines) >= fmt.max_lines
                        or self.start_hint.search(text) is not None
                        and any(f.starts(text) for f in self.formats
-                               if (f is not fmt or fmt.restarts) and (f.restarts or not own)
+                               if (f is not fmt or fmt.restarts and (
+                                   fmt.restarts_at is None or fmt.restarts_at.search(text)))
+                               and (f.restarts or not own)
                                and (f.cuts or f is fmt)))
                 cut = cut or run_ended
                 if held:
