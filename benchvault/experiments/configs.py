@@ -115,7 +115,7 @@ def _int(value: Any) -> int | None:
         return None
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return int(number) if math.isfinite(number) and number == int(number) else None
 

@@ -158,6 +158,10 @@ def _build_block(block: Block, text: str | None = None) -> Iterator[Parsed | Ing
         line = block.line_start + (exc.line - 1 if exc.line else 0)
         yield IngestWarning(line, f"{name}: {exc.reason}", name, block.text)
         return
+    except OverflowError as exc:      # a number no column holds, where no format looked for one
+        yield IngestWarning(block.line_start, f"{name}: a number out of range ({exc})", name,
+                            block.text)
+        return
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
@@ -206,7 +210,7 @@ def _build_line(hit) -> Iterator[Parsed | IngestWarning]:
     name = hit.format.name
     try:
         parsed = hit.format.build(hit.line, hit.text, hit.context)
-    except (BlockParseError, ValidationError, ValueError) as exc:
+    except (BlockParseError, ValidationError, ValueError, OverflowError) as exc:
         parsed = _cut_back(hit)
         if parsed is None:
             yield IngestWarning(hit.line, f"{name}: {exc}", name, hit.text)
@@ -237,7 +241,7 @@ def _cut_back(hit) -> Parsed | None:
         return None
     try:
         parsed = hit.format.build(hit.line, text[:cut], hit.context)
-    except (BlockParseError, ValidationError, ValueError):
+    except (BlockParseError, ValidationError, ValueError, OverflowError):
         return None
     if not isinstance(parsed, Parsed):
         return None

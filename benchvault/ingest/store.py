@@ -116,7 +116,14 @@ class FileWriter:
             linker.before_insert(row)
             if placer.tracks(row):
                 # A row seen before (its JSON, another note) becomes a sighting of that row.
-                row_id, known = placer.place(row, item.tolerance, item.children)
+                try:
+                    row_id, known = placer.place(row, item.tolerance, item.children)
+                except OverflowError:
+                    # A count beyond 64 bits (a 400-digit JSON value): no column holds it.
+                    result.warnings.append(IngestWarning(
+                        row.line_start or 0, f"{row.__table__}: a number out of range, stored "
+                        f"as null: {', '.join(store.out_of_range(row))}"))
+                    row_id, known = placer.place(row, item.tolerance, item.children)
             else:
                 row_id, known = writer.add(row), False
             linker.after_insert(row, row_id)

@@ -104,7 +104,10 @@ def half_unit(printed: str | None) -> float | None:
         return None
     mantissa, _, exponent = match.group(0).lower().partition("e")
     decimals = len(mantissa.partition(".")[2]) - (int(exponent) if exponent else 0)
-    return 0.5 * 10.0 ** -decimals
+    try:
+        return 0.5 * 10.0 ** -decimals
+    except OverflowError:       # `91e30901`: no float is that coarse
+        return None
 
 
 @dataclass

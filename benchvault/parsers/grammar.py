@@ -90,8 +90,17 @@ def parse(parser: Lark, text: str, what: str) -> Any:
         raise BlockParseError(f"cannot read {what}: {exc}") from None
 
 
+def finite(value: float) -> bool:
+    """A number a float column holds: not inf or nan, nor an integer too large to be a float
+    (a 400-digit count)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def whole_number(value: float, what: str) -> int:
     """A count as an int; `inf`, `nan` or `2.5` where a count belongs is an error, not a crash."""
-    if not math.isfinite(value) or value != int(value):
+    if not finite(value) or value != int(value):
         raise BlockParseError(f"{what}: {value!r} is not a whole number")
     return int(value)

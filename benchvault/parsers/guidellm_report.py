@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from ..schemas.models import LatencyStat, ServingRun
 from ..schemas.result_files import ServingRequest
+from .grammar import finite
 from .base import Context, FileFormat, Parsed, Problem
 from ..reading.jsonstream import members
 from ..reading.lines import sniff_encoding
@@ -102,6 +103,8 @@ def bench_to_parsed(bench: dict, report: dict, context: Context, line: int) -> P
     for name, (column, stat) in COLUMNS.items():
         summary = _summary(metrics, name)
         value = summary.get(stat, summary.get("sum") if stat == "total_sum" else None)
+        if isinstance(value, (int, float)) and not finite(value):
+            continue                    # a number out of range is no value
         if value is not None:
             values[column] = int(round(value)) if column.startswith("total_") and \
                 column.endswith("_tokens") else value
@@ -114,6 +117,8 @@ def bench_to_parsed(bench: dict, report: dict, context: Context, line: int) -> P
             if value is not None:
                 found.append((_word(pct), pct, value))
         for stat, pct, value in found:
+            if not isinstance(value, (int, float)) or not finite(value):
+                continue                # a number out of range is no statistic
             stats.append(LatencyStat(metric=metric, stat=stat, percentile=pct,
                                      value_ms=value * factor))
             if f"{stat}_{metric}_ms" in ServingRun.model_fields:

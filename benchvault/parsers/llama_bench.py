@@ -47,6 +47,7 @@ from pydantic import ValidationError
 from ..schemas.llama_bench import LlamaBenchResult
 from ..reading.brackets import nesting
 from .base import Block, BlockFormat, BlockParseError, Context, Parsed, Problem, half_unit
+from .grammar import finite
 from ..reading.cmdline import parse_command
 
 # `build/bin/llama-bench -fa 1`, `./llama-bench`, `llama-bench.exe -m x`; not a prose mention
@@ -144,10 +145,10 @@ class TableToValues(Transformer):
         return {"model_arch": str(arch), "model_size_label": str(label), "model_ftype": ftype}
 
     def size_value(self, number, unit):
-        return round(float(number) * SIZE_FACTORS[str(unit)])
+        return _whole(float(number) * SIZE_FACTORS[str(unit)], number)
 
     def params_value(self, number, unit):
-        return round(float(number) * COUNT_FACTORS[str(unit)])
+        return _whole(float(number) * COUNT_FACTORS[str(unit)], number)
 
     def ts_value(self, mean, std):
         return {"avg_ts": float(mean), "stddev_ts": float(std)}
@@ -195,6 +196,13 @@ def test_name(n_prompt: int | None, n_gen: int | None, n_depth: int | None) -> s
     return name + (f" @ d{n_depth}" if n_depth else "")
 
 
+def _whole(value: float, printed: Any) -> int:
+    """A size or count in its unit's ones; one too large for any column is no value."""
+    if not finite(value) or abs(value) >= 2 ** 63:
+        raise ValueError(f"{printed} is out of range")
+    return round(value)
+
+
 CELL_SHAPES = {"model_value": "a model like `llama 7B Q4_0`", "size_value": "a size like `3.56 GiB`", "params_value": "a count like `6.74 B`",
                "ts_value": "`mean ± std`", "test_value": "a test like `pp512`, `tg128`, "
                "`pp512+tg128`, `pp512 @ d4096` or `tg128@pp512`"}
@@ -221,7 +229,10 @@ def typed(field: str, value: Any) -> Any:
                 return WORDS[text.lower()] if annotation is int | None else bool(WORDS[text.lower()])
             if not re.fullmatch(r"[-+]?\d+(?:\.0*)?", text):
                 raise ValueError(f"{field}: {text!r} is not a whole number")
-            number = int(float(text))
+            number = float(text)
+            if not finite(number) or abs(number) >= 2 ** 63:
+                raise ValueError(f"{field}: {text!r} is out of range")
+            number = int(number)
             return bool(number) if annotation is bool | None else number
         if annotation is float | None:
             if not NUMBER_RE.fullmatch(text):

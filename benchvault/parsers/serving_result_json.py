@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from ..schemas.models import LatencyStat, ServingRun
 from ..schemas.result_files import ServingRequest
+from .grammar import finite
 from .base import Context, FileFormat, Parsed, Problem
 from .llama_bench_output import tolerant_decode
 from ..reading.jsonstream import records
@@ -126,11 +127,13 @@ def _requests(record: dict[str, Any], unreadable: frozenset[str] = frozenset()
                 problems.append(f"{key}[{i}]: {value!r} is no number, stored as null")
                 continue
             if column == "itls_ms":
-                itls = [x * factor for x in value if isinstance(x, (int, float))]
+                itls = [x * factor for x in value if isinstance(x, (int, float)) and finite(x)]
                 row.update(itls_ms=itls, itl_count=len(itls),
                            mean_itl_ms=sum(itls) / len(itls) if itls else None)
             elif column == "error":
                 row["error"] = str(value) or None
+            elif isinstance(value, (int, float)) and not finite(value):
+                problems.append(f"{key}[{i}]: a number out of range, stored as null")
             else:
                 row[column] = value * factor if factor else value
         row["status"] = "errored" if row.get("error") else "successful"
@@ -153,6 +156,9 @@ def record_to_parsed(record: dict[str, Any], context: Context, fmt: str, line: i
             continue
         if isinstance(value, str) and value in unreadable:
             unread.append(f"{key}: {value!r} is no number, stored as null")
+            continue
+        if isinstance(value, int) and not isinstance(value, bool) and not finite(value):
+            unread.append(f"{key}: a number out of range, stored as null")
             continue
         column = RENAMED.get(key, key)
         stat = STAT_KEY_RE.match(column)

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 from lark import Lark, Token, Transformer, Tree, v_args
 
 from . import grammar
+from .grammar import finite
 from .base import BlockParseError, Context, Facts, LineFormat
 from ..schemas.models import json_safe
 from ..reading.pyliteral import ReprParseError, parse_namespace, parse_value
@@ -467,7 +468,7 @@ def _as_int(value: Any) -> int | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
-        return int(value)
+        return int(value) if finite(value) and abs(value) < 2 ** 63 else None
     text = str(value).strip().replace("_", "")
     match = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgG]?)", text)
     if not match:
@@ -476,7 +477,8 @@ def _as_int(value: Any) -> int | None:
     suffix = match[2]
     scale = 1 if not suffix else (1024 ** " kmg".index(suffix.lower()) if suffix.isupper()
                                   else SIZE_SUFFIX[suffix])
-    return int(float(match[1]) * scale)
+    number = float(match[1]) * scale
+    return int(number) if finite(number) and abs(number) < 2 ** 63 else None
 
 
 def _as_float(value: Any) -> float | None:

@@ -268,16 +268,37 @@ def assign(row: Row, **values: Any) -> None:
 
 def update(db: sqlite_utils.Database, table: str, row_id: int, record: dict[str, Any]) -> None:
     """Set the columns of ``record`` (as to_record gives them) on row ``row_id``."""
-    db.execute(f"UPDATE [{table}] SET {', '.join(f'[{k}] = ?' for k in record)} WHERE id = ?",
-               [*record.values(), row_id])
+    statement = f"UPDATE [{table}] SET {', '.join(f'[{k}] = ?' for k in record)} WHERE id = ?"
+    try:
+        db.execute(statement, [*record.values(), row_id])
+    except OverflowError:
+        db.execute(statement, [*in_range(list(record.values())), row_id])
 
 
 def insert(db: sqlite_utils.Database, row: Row) -> int:
     """Insert one row now (its non-NULL columns); its id."""
     layout = layout_of(type(row))
     present, parameters = layout.bound(row)
-    cursor = db.conn.execute(layout.statement(present), parameters)
+    try:
+        cursor = db.conn.execute(layout.statement(present), parameters)
+    except OverflowError:
+        cursor = db.conn.execute(layout.statement(present), in_range(parameters))
     return row.__dict__.get("id") or cursor.lastrowid
+
+
+def out_of_range(row: Row) -> list[str]:
+    """Null the integers of ``row`` SQLite cannot hold (beyond 64 bits); their names."""
+    names = [name for name, v in row.__dict__.items()
+             if isinstance(v, int) and not -2 ** 63 <= v < 2 ** 63]
+    assign(row, **dict.fromkeys(names))
+    return names
+
+
+def in_range(parameters: tuple | list) -> tuple:
+    """A row's parameters with each integer SQLite cannot hold (beyond 64 bits: a 400-digit
+    count in a JSON file) made null.  The number is still in the row's raw text."""
+    return tuple(None if isinstance(v, int) and not -2 ** 63 <= v < 2 ** 63 else v
+                 for v in parameters)
 
 
 @lru_cache(maxsize=None)
@@ -380,7 +401,16 @@ class BatchWriter:
                                      if k[0].__table__ in self.order else len(self.order)):
             rows = self.pending[model, present]
             if rows:
-                self.db.conn.executemany(layout_of(model).statement(present), rows)
+                statement = layout_of(model).statement(present)
+                conn = self.db.conn
+                conn.execute("SAVEPOINT batch_rows")
+                try:
+                    conn.executemany(statement, rows)
+                except OverflowError:
+                    # (made only when SQLite refused a number: no cost to rows that fit)
+                    conn.execute("ROLLBACK TO batch_rows")
+                    conn.executemany(statement, [in_range(r) for r in rows])
+                conn.execute("RELEASE batch_rows")
                 rows.clear()
         self.count = 0
 
