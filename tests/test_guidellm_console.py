@@ -106,9 +106,9 @@ def test_mean_std_cells_keep_the_mean_and_the_std(tmp_path):
     assert stats[("ttfot", "mean")] == 22.7 and stats[("ttfot", "std")] == 1.3
     assert ("tpot", "std") not in stats            # a plain cell has no std
     extra = json.loads(rows(db, "SELECT extra FROM serving_runs WHERE id = 1")[0]["extra"])
-    assert extra["Server Throughput Statistics: Requests / Per Sec / Std"] == 0.1
-    assert extra["Text Metrics Statistics: Input Tokens / Per Second / Mean"] == 639.8
-    assert extra["Text Metrics Statistics: Input Tokens / Per Second / Std"] == 3.1
+    assert extra["requests_per_second_std"] == 0.1
+    assert extra["text_input_tokens_per_second_mean"] == 639.8
+    assert extra["text_input_tokens_per_second_std"] == 3.1
 
 
 def test_an_unexpected_cell_costs_that_cell_only(tmp_path):
@@ -214,8 +214,8 @@ def test_dashes_are_missing_values(tmp_path):
     ingest_into(db, CONSOLE / "derived-guidellm-0.4-list-items-dash-cells.md")
     for run in _results(db):
         extra = json.loads(run["extra"])
-        assert not [k for k in extra if "Output Words" in k]
-        assert extra["Text Metrics Statistics: Output Tokens / Per Second / Mean"] > 0
+        assert not [k for k in extra if "output_words" in k]
+        assert extra["text_output_tokens_per_second_mean"] > 0
     assert _warnings(db) == []
 
 

@@ -4,6 +4,7 @@ a parse failure becomes a :class:`BlockParseError` that names the line."""
 from __future__ import annotations
 
 import math
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -42,6 +43,17 @@ def flatten(items):
             yield item
 
 
+@lru_cache(maxsize=4096)
+def snake_name(label: str) -> str:
+    """The name a printed label is kept under in ``extra``: snake_case, its unit a word of
+    it (`gen throughput (token/s)` → `gen_throughput_token_s`, `#new-seq` → `num_new_seq`,
+    `Hit rate (%)` → `hit_rate_pct`), never the label with its blanks, colons and slashes."""
+    text = label.strip().rstrip(":").strip()
+    text = re.sub(r"#(?=\w)", "num ", text).replace("%", " pct ")
+    text = re.sub(r"(?<=[a-z0-9])(?=[A-Z][a-z])", " ", text)       # camelCase words
+    return re.sub(r"[^0-9a-z]+", "_", text.lower()).strip("_") or "value"
+
+
 def line_values(items) -> tuple[dict[str, Any], dict[str, Any], list[list[str]]]:
     """A log line's items as (columns, extra, unread): ``(column, value)`` items fill their
     column (a None value none), ``("other", (label, value))`` goes to extra by its label, and
@@ -54,7 +66,7 @@ def line_values(items) -> tuple[dict[str, Any], dict[str, Any], list[list[str]]]
         if len(item) > 2:
             unread.append(list(item[2:]))
         if name == "other":
-            extra[value[0]] = value[1]
+            extra[snake_name(value[0])] = value[1]
         elif value is not None:
             columns[name] = value
     return columns, extra, unread

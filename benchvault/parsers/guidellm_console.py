@@ -110,7 +110,15 @@ COLUMNS = {
     ("request stats", "concurrency"): "concurrency",
     ("out tok/sec", "mean"): "output_throughput",
     ("tot tok/sec", "mean"): "total_token_throughput",
+    ("requests made", "inc"): "incomplete",
+    ("metadata", "start time"): "start_time",
+    ("metadata", "end time"): "end_time",
     ("timings", "dur", "sec"): "duration",                           # 0.4+ Run Summary
+    ("timings", "start"): "start_time",
+    ("timings", "end"): "end_time",
+    ("requests", "comp", "tot"): "completed",
+    ("requests", "inc", "tot"): "incomplete",
+    ("requests", "err", "tot"): "failed",
     ("input tokens", "comp", "tot"): "total_input_tokens",
     ("output tokens", "comp", "tot"): "total_output_tokens",
     ("requests", "per sec", "mean"): "request_throughput",           # 0.4+ Server Throughput
@@ -119,8 +127,29 @@ COLUMNS = {
     ("output tokens", "per sec", "mean"): "output_throughput",
     ("total tokens", "per sec", "mean"): "total_token_throughput",
 }
-# Said the same way as benchmarks.json's reader says them (guidellm_report.bench_to_parsed).
-EXTRA_NAMES = {("requests made", "inc"): "incomplete"}
+# The others, named as benchmarks.json names them (its fields, snake_case): what no column
+# holds but a user would still ask for by name.
+EXTRA_NAMES = {
+    ("timings", "warm", "sec"): "warmup_duration",
+    ("timings", "cool", "sec"): "cooldown_duration",
+    ("input tokens", "inc", "tot"): "incomplete_input_tokens",
+    ("input tokens", "err", "tot"): "errored_input_tokens",
+    ("output tokens", "inc", "tot"): "incomplete_output_tokens",
+    ("output tokens", "err", "tot"): "errored_output_tokens",
+    ("prompt tok total", "inc"): "incomplete_input_tokens",          # 0.2 - 0.3 Info
+    ("prompt tok total", "err"): "errored_input_tokens",
+    ("output tok total", "inc"): "incomplete_output_tokens",
+    ("output tok total", "err"): "errored_output_tokens",
+}
+# Any other column: its header words in snake_case, the short forms said whole
+# (`Input Tok / Per Req / Mdn` → `input_tokens_per_request_median`); a modality's table
+# (`Text Metrics Statistics`) names its modality first.
+HEADER_WORDS = {"tok": "tokens", "req": "request", "reqs": "requests", "mdn": "median",
+                "avg": "mean", "comp": "completed", "inc": "incomplete", "err": "errored",
+                "tot": "total", "sec": "second", "iter": "iteration", "prompt": "input",
+                "std": "std", "stdev": "std", "dur": "duration", "warm": "warmup",
+                "cool": "cooldown", "%": "pct"}
+TEXT_COLUMNS = {"start_time", "end_time"}
 STRATEGY_COLUMNS = {("metadata", "benchmark"), ("benchmark", "strategy"), ("strategy",),
                     ("benchmark",)}
 STRATEGY_RE = re.compile(r"^(?P<kind>[a-z_]+)(?:@(?P<value>\d+(?:\.\d+)?))?$")
@@ -137,6 +166,19 @@ NUMBER_CELL = re.compile(r"^(?P<mean>" + _NUMBER + r")(?:\s*(?:±|Â±|\+/-|\+-)
 TEXT_CELL = re.compile(r"^(?:\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?|\d{4}-\d{2}-\d{2}[T ]?[\d:.]*"
                        r"|[^\d]*[^\W\d_][^\d]*)$")
 SERVING_FIELDS = fields_of(ServingRun)
+
+
+def extra_name(title: str, key: tuple[str, ...]) -> str:
+    """The snake_case name a column no field holds is kept under in ``extra``."""
+    known = EXTRA_BY_KEY.get(_norm(key))
+    if known is not None:
+        return known
+    words = [HEADER_WORDS.get(w, w) for part in key
+             for w in re.findall(r"[a-z0-9]+|%", part.lower().replace("tok/", "tok per "))]
+    modality = re.match(r"(Text|Image|Video|Audio|Tool Call) Metrics", title)
+    if modality:
+        words = [*modality.group(1).lower().split(), *words]
+    return "_".join(words) or "value"
 
 
 def _norm(key: tuple[str, ...]) -> tuple[str, ...]:
@@ -331,15 +373,22 @@ class Benchmark:
             self.latency(title, key, text, *latency)
             return
         column = COLUMNS_BY_KEY.get(lowered)
+        if column in TEXT_COLUMNS:               # a start or end time, as printed
+            stripped = " ".join(text.split())
+            if stripped.lower() not in NO_VALUE:
+                if not TEXT_CELL.match(stripped):
+                    raise CellError(f"cannot read {stripped!r}")
+                self.values[column] = stripped
+            return
         if column is not None:
             number = read_cell(text)
             if number is not None:
                 value, std, printed, printed_std = number
                 self.set(column, value, printed)
                 if std is not None:
-                    self.extra[f"{title}: {' / '.join(_std_name(key))}"] = std
+                    self.extra[extra_name(title, _std_name(key))] = std
             return
-        name = EXTRA_BY_KEY.get(lowered) or f"{title}: {' / '.join(key)}"
+        name = extra_name(title, key)
         stripped = " ".join(text.split())
         if stripped.lower() in NO_VALUE:
             return
@@ -355,7 +404,7 @@ class Benchmark:
         self.extra[name] = int(value) if name in EXTRA_NAMES.values() and value == int(value) \
             else value
         if std is not None:
-            self.extra[f"{title}: {' / '.join(_std_name(key))}"] = std
+            self.extra[extra_name(title, _std_name(key))] = std
 
     def latency(self, title: str, key: tuple[str, ...], text: str, metric: str, factor: float,
                 stat: str | None, pct: float | None) -> None:
@@ -365,7 +414,7 @@ class Benchmark:
         value, std, printed, printed_std = number
         if stat is None:
             if std is None:                    # a bare number under no stat: kept by its name
-                self.extra[f"{title}: {' / '.join(key)}"] = value
+                self.extra[extra_name(title, key)] = value
                 return
             stat = "mean"
         self.stat(metric, stat, pct, value, printed, factor)

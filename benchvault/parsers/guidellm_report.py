@@ -126,6 +126,7 @@ def bench_to_parsed(bench: dict, report: dict, context: Context, line: int) -> P
     totals = first(bench, "totals") or {}
     values["completed"] = totals.get("successful")
     values["failed"] = totals.get("errored")
+    values["incomplete"] = totals.get("incomplete")
     duration = bench.get("duration")
     if duration is None and bench.get("end_time") is not None:
         duration = bench["end_time"] - bench["start_time"]
@@ -146,8 +147,7 @@ def bench_to_parsed(bench: dict, report: dict, context: Context, line: int) -> P
     backend = first(bench, "backend") or dig(report, "args", "backend")
     extra = {k: v for k, v in (("strategy", kind), ("target", first(bench, "target")),
                                ("run_id", bench.get("run_id")), ("id", bench.get("id_")),
-                               ("guidellm_version", dig(report, "metadata", "guidellm_version")),
-                               ("incomplete", totals.get("incomplete")))
+                               ("guidellm_version", dig(report, "metadata", "guidellm_version")))
              if v is not None}
     row = ServingRun(
         **{k: v for k, v in values.items() if v is not None},

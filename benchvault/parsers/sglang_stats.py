@@ -30,7 +30,7 @@ from lark import Lark, v_args
 from ..schemas.server import EngineStat
 from . import grammar
 from .base import BlockParseError, Context, LineFormat, Parsed
-from .grammar import ColumnTransformer
+from .grammar import ColumnTransformer, snake_name
 from .vllm_server_log import LogLine, LogTime, row_from_log_line, split_log_line
 
 # label (without its colon) → (column, factor to the column's unit)
@@ -42,8 +42,14 @@ COLUMNS = {
     "gen throughput (token/s)": ("generation_throughput", 1.0),
     "input throughput (token/s)": ("prompt_throughput", 1.0),
     "cache hit rate": ("prefix_cache_hit_rate_pct", 1.0),     # printed with its `%`
+    "#token": ("num_used_tokens", 1.0),
+    "#new-seq": ("num_new_seqs", 1.0),
+    "#new-token": ("num_new_tokens", 1.0),
+    "#cached-token": ("num_cached_tokens", 1.0),
+    "accept len": ("spec_accept_length", 1.0),
 }
-WHOLE = {"running", "waiting"}
+WHOLE = {"running", "waiting", "num_used_tokens", "num_new_seqs", "num_new_tokens",
+         "num_cached_tokens"}
 
 # Where the message starts: the batch word after a blank, a bracket or a diff's `+`/`-` (not
 # inside quotes: `f"Decode batch. "` in quoted source is no log line).
@@ -204,7 +210,7 @@ def build(line: int, text: str, context: Context) -> Parsed:
         known = COLUMNS.get(label)
         number = value.get("full") if isinstance(value, dict) else value
         if known is None or value is not None and isinstance(number, (list, dict, type(None))):
-            extra[label] = value     # no column's, or in a shape no column holds (`[5, 5]`)
+            extra[snake_name(label)] = value     # no column's, or a shape none holds (`[5, 5]`)
             continue
         if value is None:
             continue                 # could not be read: warned above
@@ -217,7 +223,7 @@ def build(line: int, text: str, context: Context) -> Parsed:
         # `0.07` of the pool is 7 %, not 7.000000000000001
         columns[column] = round(number * factor, 9)
         if isinstance(value, dict):
-            extra[label] = value          # `token usage: full=0.30, swa=0.20` keeps both
+            extra[snake_name(label)] = value   # `token usage: full=0.30, swa=0.20` keeps both
     if iteration is not None:
         extra["iter"] = iteration
     stamp, clock = _when(prefix)

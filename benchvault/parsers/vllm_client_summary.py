@@ -36,7 +36,7 @@ from ..reading.cmdline import parse_command
 from ..schemas.models import LatencyStat, ServingRun, fields_of
 from . import grammar
 from .base import Block, BlockFormat, BlockParseError, Context, Parsed, Problem, half_unit
-from .grammar import ColumnTransformer, flatten
+from .grammar import ColumnTransformer, flatten, snake_name
 from .runcontext import BENCH_COMMANDS, CLIENT_BACKEND_ENGINES, RUN_KEYS, serving_context
 from .vllm_serving import metric_key, to_number
 
@@ -190,7 +190,7 @@ def _read_item(run: _Run, name: str, label: str, values: list[tuple]) -> None:
         return
     number, unit, _ = values[0]
     if name == "average_latency":
-        run.extra[f"{label} ({unit})" if unit else label] = to_number(number, float)
+        run.extra[snake_name(f"{label} ({unit})" if unit else label)] = to_number(number, float)
         run.read += 1
         return
     if name == "latency":
@@ -200,7 +200,7 @@ def _read_item(run: _Run, name: str, label: str, values: list[tuple]) -> None:
         metric = _METRICS.get(key, key)
         value = to_number(number, float)
         if unit != "ms" or value is None:
-            run.extra[f"{label} ({unit})" if unit else label] = value
+            run.extra[snake_name(f"{label} ({unit})" if unit else label)] = value
             run.read += 1
             return
         pct = float(stat[1:]) if stat.startswith("p") else None

@@ -30,7 +30,7 @@ from pydantic import TypeAdapter
 from ..schemas.models import LatencyStat, ServingRun, fields_of
 from . import grammar
 from .base import Block, BlockFormat, BlockParseError, Parsed, half_unit
-from .grammar import ColumnTransformer, flatten
+from .grammar import ColumnTransformer, flatten, snake_name
 from .runcontext import BENCH_COMMANDS, serving_context
 
 # Printed metric names → the names vLLM's save-result keys use (`p99_{name}_ms`).
@@ -216,7 +216,7 @@ def build(block: Block) -> Parsed:
                 if position and section and "speculative" in section.lower():
                     positions[int(position.group(1))] = to_number(printed, float)
                     continue
-                key = f"{section}: {label}" if section else label
+                key = snake_name(label)
                 try:
                     extra[key] = to_number(printed, float)
                 except ValueError:

@@ -178,7 +178,13 @@ class ServingRunBase(Provenance):
     namespace: dict[str, Any] | None = col("All client arguments from the printed Namespace(...).")
     # metrics, named after vLLM's --save-result JSON keys
     completed: int | None = col("Successful requests.", "requests", label="Completed")
-    failed: int | None = col("Failed requests.", "requests", better="lower", label="Failed")
+    failed: int | None = col("Failed requests (GuideLLM: errored).", "requests", better="lower",
+                             label="Failed")
+    incomplete: int | None = col("Requests cut off when the benchmark ended (GuideLLM).",
+                                 "requests")
+    start_time: str | None = col("When the benchmark started, as its output gives it (GuideLLM's "
+                                 "console: the clock time, `HH:MM:SS`).")
+    end_time: str | None = col("When the benchmark ended, as its output gives it.")
     max_concurrency: int | None = col("Maximum request concurrency.", "requests", facet=True,
                                       label="Concurrency")
     duration: float | None = col("Benchmark duration.", "s", better="lower", label="Duration (s)")

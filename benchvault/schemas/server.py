@@ -177,4 +177,16 @@ class EngineStat(Provenance):
     cpu_kv_cache_usage_pct: float | None = col("V0: CPU KV-cache (swap) usage.", "%")
     prefix_cache_hit_rate_pct: float | None = col("GPU prefix-cache hit rate.", "%")
     cpu_prefix_cache_hit_rate_pct: float | None = col("V0: CPU prefix-cache hit rate.", "%")
-    extra: dict[str, Any] | None = col("Printed fields no column knows, kept as-is.")
+    # SGLang's batch lines (named as its metrics name them: sglang:num_used_tokens ...)
+    num_used_tokens: int | None = col("SGLang decode batch: KV-cache tokens in use (`#token`).",
+                                      "tokens")
+    num_new_seqs: int | None = col("SGLang prefill batch: requests it prefills (`#new-seq`).",
+                                   "requests")
+    num_new_tokens: int | None = col("SGLang prefill batch: prompt tokens it computes "
+                                     "(`#new-token`).", "tokens")
+    num_cached_tokens: int | None = col("SGLang prefill batch: prompt tokens found in the "
+                                        "prefix cache (`#cached-token`).", "tokens")
+    spec_accept_length: float | None = col("SGLang speculative decoding: mean tokens accepted "
+                                           "per step (`accept len`).", "tokens")
+    extra: dict[str, Any] | None = col("Printed fields no column knows, by their label in "
+                                       "snake_case (`cuda graph` → `cuda_graph`).")

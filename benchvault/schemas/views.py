@@ -149,7 +149,7 @@ SERVER_STATS = (
     ("mean_prompt_throughput", "AVG(e.prompt_throughput)", "prompt_throughput",
      "Mean of the prompt throughput lines"),
     ("max_swapped", "MAX(e.swapped)", "swapped", "Most requests swapped out to CPU (V0)"),
-    ("preemptions", "SUM(json_extract(e.extra, '$.Preemptions'))", None,
+    ("preemptions", "SUM(json_extract(e.extra, '$.preemptions'))", None,
      "Requests preempted (V1's `Preemptions: N` per line, summed; null when the server "
      "printed none)."),
 )
