@@ -165,3 +165,20 @@ def test_repository_readme_regions_are_current(tmp_path):
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for link in re.findall(r"\]\((docs/charts/[^)\s]+\.(?:png|svg))\)", readme):
         assert Path(link) in linked, link
+
+
+def test_a_readme_region_does_not_depend_on_what_else_the_warehouse_holds(tmp_path):
+    """The README's regions name the note they show (`where=source=...`): built from every
+    fixture (copies of the note's runs in other files among them), they equal the committed
+    README, row for row and in the same order."""
+    work = tmp_path / "repo"
+    work.mkdir()
+    os.symlink(ROOT / "fixtures", work / "fixtures")
+    shutil.copy(ROOT / "README.md", work / "README.md")
+    for chart in re.findall(r"\]\((docs/charts/[^)\s]+)\)", (ROOT / "README.md").read_text()):
+        (work / chart).parent.mkdir(parents=True, exist_ok=True)
+    db = tmp_path / "fixtures.db"
+    ingest_into(db, ROOT / "fixtures")
+    before = (work / "README.md").read_bytes()
+    update_file(work / "README.md", db)
+    assert (work / "README.md").read_bytes() == before

@@ -86,8 +86,11 @@ def select_sql(conn: sqlite3.Connection, table: str, conditions: Iterable[Condit
         if seen and has_table(conn, "sightings") and any(c.column == "source"
                                                          for c in conditions):
             # every file the row was seen in (`source` is the one it takes its values from)
-            select.append("(SELECT group_concat(x.name, char(31)) FROM (SELECT DISTINCT "
-                          "so.name FROM sightings g JOIN sources so ON so.id = g.source_id "
+            # ...each as `name<RS>path<RS>line`: where in that file it was seen
+            select.append("(SELECT group_concat(x.place, char(31)) FROM (SELECT DISTINCT "
+                          "so.name || char(30) || so.path || char(30) || "
+                          "printf('%012d', coalesce(g.line_start, 0)) AS place "
+                          "FROM sightings g JOIN sources so ON so.id = g.source_id "
                           f"WHERE g.{seen} = t.id) x) AS seen_in")
     # What the server launch knows (GPU count, load time), under launch_* names.
     for fk, target, names, alias in (("launch_id", "server_launches", LAUNCH_COLUMNS, "l"),
@@ -255,10 +258,8 @@ def _mask(frame: pd.DataFrame, cond: Condition, display: dict[str, str]) -> pd.S
     series = _column(frame, cond.column)
     if cond.column == "source" and "seen_in" in frame and cond.op in ("=", "~", "!="):
         # A row seen in several files is in each of them.
-        wanted = cond.value.lower()
         hit = frame["seen_in"].fillna(series).astype("string").fillna("").map(
-            lambda names: any((n.lower() == wanted) if cond.op != "~" else wanted in n.lower()
-                              for n in names.split("\x1f")))
+            lambda places: bool(_places_in(places, cond)))
         return ~hit if cond.op == "!=" else hit
     shown = frame[display[cond.column]] if cond.column in display else None
     if cond.op in ("=", "!="):
@@ -297,6 +298,40 @@ def _column(frame: pd.DataFrame, name: str) -> pd.Series:
     return frame[name]
 
 
+def _places_in(places: str, cond: Condition) -> list[str]:
+    """The sightings (`path<RS>line`) of ``places`` (seen_in's) in a file ``cond`` names."""
+    wanted = cond.value.lower()
+    found = []
+    for place in places.split("\x1f"):
+        name, _, where = place.partition("\x1e")
+        if (name.lower() == wanted) if cond.op != "~" else wanted in name.lower():
+            found.append(where)
+    return found
+
+
+def in_named_files(frame: pd.DataFrame, conditions: list[Condition]) -> pd.DataFrame:
+    """Rows kept for the files a `source` filter names, in the order they stand in those
+    files: never in the order of a copy of them that another file holds (a region built
+    from a note gives the same rows in the same order whatever else the warehouse read)."""
+    named = [c for c in conditions if c.column == "source" and c.op in ("=", "~")]
+    if not named or "seen_in" not in frame or frame.empty:
+        return frame
+    places = frame["seen_in"].fillna("").astype(str)
+    first = places.map(lambda p: min((w for c in named for w in _places_in(p, c)), default=""))
+    # Each row's place becomes its place in the named file: every later sort in file order
+    # (a fold, a report's table) keeps to it.
+    frame = frame.copy()
+    if PATH in frame:
+        frame[PATH] = [w.partition("\x1e")[0] if w else p
+                       for w, p in zip(first, frame[PATH])]
+    if "line_start" in frame:
+        frame["line_start"] = [int(w.partition("\x1e")[2]) if w else line
+                               for w, line in zip(first, frame["line_start"])]
+    order = frame.reset_index(drop=True).sort_values(
+        file_order(frame.columns), kind="stable").index
+    return frame.iloc[order]
+
+
 def apply_where(frame: pd.DataFrame, conditions: list[Condition],
                 display: dict[str, str] | None = None) -> pd.DataFrame:
     """Keep rows matching every condition.
@@ -316,7 +351,7 @@ def apply_where(frame: pd.DataFrame, conditions: list[Condition],
             keep &= mask
     for mask in alternatives.values():
         keep &= mask
-    return frame[keep]
+    return in_named_files(frame[keep], conditions)
 
 
 def why_empty(frame: pd.DataFrame, conditions: list[Condition],
