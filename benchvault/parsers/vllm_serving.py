@@ -174,6 +174,7 @@ def build(block: Block) -> Parsed:
     extra: dict[str, Any] = {}
     stats: list[dict[str, Any]] = []
     section = None
+    printed_backend = None
     positions: dict[int, float] = {}
     for kind, payload, line in items:
         try:
@@ -192,7 +193,7 @@ def build(block: Block) -> Parsed:
             elif kind == "field":
                 column, printed = payload
                 if column == "backend":
-                    extra["printed_backend"] = printed
+                    printed_backend = printed.strip() if printed else None
                     continue
                 try:
                     value = fields_[column] = to_number(printed, _number_kind(column))
@@ -227,7 +228,9 @@ def build(block: Block) -> Parsed:
     if positions:
         fields_["spec_decode_per_position_acceptance_rates"] = [
             positions[i] for i in sorted(positions)]
-    row = serving_context(block.context, printed_backend=extra.get("printed_backend"))
+    row = serving_context(block.context, printed_backend=printed_backend)
+    if printed_backend and not row.get("backend"):
+        row["backend"] = printed_backend        # SGLang prints its --backend argument
     # What the block itself printed beats what the context said, `not set` included (a
     # command or Namespace further up belongs to an earlier run then).
     row.update(fields_)

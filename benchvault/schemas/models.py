@@ -110,14 +110,15 @@ LATENCY_NAMES = {
     "itl": "inter-token latency",
     "e2el": "end-to-end request latency",
 }
-LATENCY_COLUMN_STATS = ("mean", "median", "std", "p90", "p95", "p99")
+LATENCY_COLUMN_STATS = ("mean", "median", "std", "p90", "p95", "p99", "max")
 
 
 def _latency_fields() -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for metric in LATENCY_METRICS:
         for stat in LATENCY_COLUMN_STATS:
-            word = {"mean": "Mean", "median": "Median", "std": "Standard deviation of"}.get(
+            word = {"mean": "Mean", "median": "Median", "std": "Standard deviation of",
+                    "max": "Maximum"}.get(
                 stat, f"{stat[1:]}th percentile of")
             label = f"{stat.capitalize() if not stat.startswith('p') else stat.upper()} {metric.upper()} (ms)"
             fields[f"{stat}_{metric}_ms"] = (
@@ -191,6 +192,10 @@ class ServingRunBase(Provenance):
     total_input_tokens: int | None = col("Total input tokens.", "tokens", label="Input tokens")
     total_output_tokens: int | None = col("Total generated tokens.", "tokens",
                                           label="Output tokens")
+    total_input_text_tokens: int | None = col("Input tokens of the prompts' text (SGLang).",
+                                              "tokens")
+    total_input_vision_tokens: int | None = col("Input tokens of the prompts' images "
+                                                "(SGLang).", "tokens")
     total_output_tokens_retokenized: int | None = col(
         "Total generated tokens counted again by the client's tokenizer (SGLang).", "tokens")
     request_throughput: float | None = col("Completed requests per second.", "req/s",
