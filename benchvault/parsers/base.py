@@ -170,6 +170,10 @@ class BlockFormat:
     # False: its start line never cuts another format's open block (a label line that a
     # result block of another format holds too).
     cuts: bool = True
+    # For a format of tables another table format starts too: (the table's lines) → does this
+    # format read it?  Then the other hands it the table (published_markdown, a GuideLLM table
+    # retyped by hand); None: it reads every table its start line starts.
+    claims: Callable[[list[str]], bool] | None = None
 
     def starts(self, line: str) -> bool:
         for marker in self.markers:     # a loop, not any(): asked of every format per hint

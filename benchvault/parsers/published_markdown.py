@@ -71,8 +71,11 @@ def _parser() -> Lark:
 def build(block: Block) -> list[Parsed | Problem]:
     if block.context.fenced or len(block.lines) < 2:
         return []
-    if claimed_by_other_format(block.lines[0], FORMAT, block_formats()):
-        return []
+    other = claimed_by_other_format(block.lines, FORMAT, block_formats())
+    if other is not None:
+        # Read by the format that claims the whole table, or left to the one that starts it.
+        return other.build(Block(other, block.lines, block.line_start, block.line_end,
+                                 block.complete, block.context)) if other.claims else []
     try:
         header, body, lines = _parser().parse(block.text)
     except UnexpectedInput as exc:

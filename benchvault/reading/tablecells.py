@@ -93,6 +93,10 @@ def table_rows(block: Block, fmt: str, header: list[str], body: list[list[str]],
     return [Parsed(row=table, children=cells)]
 
 
-def claimed_by_other_format(line: str, me: object, formats: Iterable[object]) -> bool:
-    """A table another format reads (a llama-bench table) is never a published table."""
-    return any(f is not me and f.starts(line) for f in formats)
+def claimed_by_other_format(lines: list[str], me: object, formats: Iterable[object]
+                            ) -> object | None:
+    """The format that reads a table of ``lines`` (a llama-bench table, a GuideLLM table
+    retyped by hand), which is then never a published table; None when none does."""
+    return next((f for f in formats if f is not me and (
+        f.claims(lines) if getattr(f, "claims", None) is not None else f.starts(lines[0]))),
+        None)
