@@ -119,6 +119,14 @@ def latency_key(label: str) -> tuple[str, float | None, str]:
     return stat, pct, metric_key(match.group(2))
 
 
+def extra_key(printed: str) -> str:
+    """A printed label as a snake_case name, its unit kept as a suffix the way upstream's keys
+    carry it: `Total input text tokens` → total_input_text_tokens, `SLO attainment (%)` →
+    slo_attainment_pct, `Peak output throughput (tok/s)` → peak_output_throughput_tok_per_s."""
+    text = printed.lower().replace("%", " pct ").replace("/", " per ")
+    return re.sub(r"[^a-z0-9]+", "_", text).strip("_") or "value"
+
+
 def metric_key(printed: str) -> str:
     """`TTFT` → ttft, `E2E Latency` → e2el, `probe E2EL` → probe_e2el."""
     key = re.sub(r"[^a-z0-9]+", "_", printed.lower()).strip("_")
@@ -216,7 +224,9 @@ def build(block: Block) -> Parsed:
                 if position and section and "speculative" in section.lower():
                     positions[int(position.group(1))] = to_number(printed, float)
                     continue
-                key = f"{section}: {label}" if section else label
+                key = extra_key(label)
+                if key in extra and section:      # the same label in another section
+                    key = f"{extra_key(section)}_{key}"
                 try:
                     extra[key] = to_number(printed, float)
                 except ValueError:

@@ -177,4 +177,13 @@ class EngineStat(Provenance):
     cpu_kv_cache_usage_pct: float | None = col("V0: CPU KV-cache (swap) usage.", "%")
     prefix_cache_hit_rate_pct: float | None = col("GPU prefix-cache hit rate.", "%")
     cpu_prefix_cache_hit_rate_pct: float | None = col("V0: CPU prefix-cache hit rate.", "%")
+    external_prefix_cache_hit_rate_pct: float | None = col(
+        "V1: prefix-cache hit rate of the KV connector's external cache (`External prefix "
+        "cache hit rate`).", "%")
+    mm_cache_hit_rate_pct: float | None = col(
+        "V1: hit rate of the multi-modal processor cache (`MM cache hit rate`).", "%")
+    preemptions: int | None = col("V1: requests preempted since the last stats line "
+                                  "(`Preemptions`).", "requests")
+    corrupted: int | None = col("V1: requests whose logits held NaNs (`Corrupted`, printed "
+                                "with VLLM_COMPUTE_NANS_IN_LOGITS).", "requests")
     extra: dict[str, Any] | None = col("Printed fields no column knows, kept as-is.")
