@@ -27,14 +27,14 @@ def test_a_garbled_number_is_null_with_a_warning_naming_the_line_and_the_text():
     row = parsed.row
     assert row.generation_throughput is None
     assert (row.running, row.waiting, row.gpu_kv_cache_usage_pct) == (9, 2, 6.0)
-    assert row.extra == {"batch": "decode", "#token": 7560, "cuda graph": True}
+    assert row.extra == {"batch": "decode", "num_token": 7560, "cuda_graph": True}
     [(line, reason)] = parsed.warnings
     assert line == 41 and "gen throughput (token/s)" in reason and "'3g9.87'" in reason
 
 
 def test_a_garbled_count_in_extra_is_null_there():
     parsed = read(DECODE.replace("#token: 7560", "#token: 75?0"))
-    assert parsed.row.extra["#token"] is None
+    assert parsed.row.extra["num_token"] is None
     assert parsed.row.running == 9
     assert "'75?0'" in parsed.warnings[0][1]
 
@@ -138,8 +138,8 @@ def test_keyed_pool_values_and_lists_keep_their_shape():
                "full=0.30, swa=0.20, #running-req per DP: [1, 1], gen throughput (token/s): "
                "51.00, #queue-req: 0").row
     assert row.gpu_kv_cache_usage_pct == 30.0
-    assert row.extra == {"batch": "decode", "#token": {"full": 1200, "swa": 310},
-                         "token usage": {"full": 0.3, "swa": 0.2}, "#running-req per DP": [1, 1]}
+    assert row.extra == {"batch": "decode", "num_token": {"full": 1200, "swa": 310},
+                         "token_usage": {"full": 0.3, "swa": 0.2}, "num_running_req_per_dp": [1, 1]}
 
 
 def test_the_warning_of_a_garbled_value_reaches_the_warehouse(tmp_path):

@@ -38,7 +38,7 @@ def test_readme_says_how_much_is_read():
 def test_enough_of_upstream_is_listed():
     assert len(LABELS) >= 150
     # one entry per printed label of a format
-    keys = [(x.format, x.label, x.column) for x in LABELS]
+    keys = [(x.format, x.label, x.column, x.printer) for x in LABELS]
     assert len(keys) == len(set(keys))
     assert all(x.format in TABLES for x in LABELS)
 

@@ -8,7 +8,7 @@ current.  The same columns as vLLM's stats line where the meaning is the same::
     gen throughput (token/s): 812.30, #queue-req: 0
 
 gives ``running=12, gpu_kv_cache_usage_pct=5.0, generation_throughput=812.3, waiting=0`` and
-``extra={"batch": "decode", "#token": 3400}``.  ``token usage`` is a fraction of the KV pool,
+``extra={"batch": "decode", "num_token": 3400}``.  ``token usage`` is a fraction of the KV pool,
 stored as a percentage like vLLM's `GPU KV cache usage`; the data-parallel rank of the
 prefix (`DP1 TP8`) is the ``engine_index``.
 
@@ -66,6 +66,14 @@ GARBLED_TIME = re.compile(r"\d{4}-[\d!?*~^$&@]{2}-[\d!?*~^$&@]{2}"
 KEYED = re.compile(r"([A-Za-z_]\w*)=(\S+)")                     # `full=1200`
 # Labels whose value is a number: counts (`#token`), usages, throughputs, rates, lengths.
 NUMERIC_LABEL = re.compile(r"^#|usage|throughput|rate\b|\blen\b|\bnum\b|TFLOPS|\bBW\b")
+
+
+def extra_name(label: str) -> str:
+    """A printed label as the snake_case name ``extra`` keeps it under (`#` is "number of"):
+    `#new-token` → num_new_token, `gen throughput (token/s)` → gen_throughput_token_per_s,
+    `cuda graph` → cuda_graph."""
+    text = label.lower().replace("#", " num ").replace("%", " pct ").replace("/", " per ")
+    return re.sub(r"[^a-z0-9]+", "_", text).strip("_") or "value"
 
 
 def _number(text: str) -> int | float | None:
@@ -204,7 +212,7 @@ def build(line: int, text: str, context: Context) -> Parsed:
         known = COLUMNS.get(label)
         number = value.get("full") if isinstance(value, dict) else value
         if known is None or value is not None and isinstance(number, (list, dict, type(None))):
-            extra[label] = value     # no column's, or in a shape no column holds (`[5, 5]`)
+            extra[extra_name(label)] = value  # no column's, or a shape none holds (`[5, 5]`)
             continue
         if value is None:
             continue                 # could not be read: warned above
@@ -217,7 +225,7 @@ def build(line: int, text: str, context: Context) -> Parsed:
         # `0.07` of the pool is 7 %, not 7.000000000000001
         columns[column] = round(number * factor, 9)
         if isinstance(value, dict):
-            extra[label] = value          # `token usage: full=0.30, swa=0.20` keeps both
+            extra[extra_name(label)] = value  # `token usage: full=0.30, swa=0.20` keeps both
     if iteration is not None:
         extra["iter"] = iteration
     stamp, clock = _when(prefix)
