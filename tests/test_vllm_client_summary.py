@@ -43,7 +43,7 @@ def test_prose_that_names_a_label_is_no_run(tmp_path, prose):
 def test_a_value_that_is_not_a_number_costs_that_value(tmp_path):
     text = "\n".join([RUN_2023[0], "Throughput: n/a requests/s", *RUN_2023[2:]]) + "\n"
     rows, warnings = read(tmp_path, text)
-    assert [(r.duration, r.request_throughput, r.extra["Average latency (s)"]) for r in rows] \
+    assert [(r.duration, r.request_throughput, r.extra["average_latency_s"]) for r in rows] \
         == [(64.2, None, 27.44)]
     assert warnings == [(2, "vllm_client_summary: Throughput: 'n/a' is not a number")]
 

@@ -82,10 +82,16 @@ def _found(values: dict, column: str):
 
 
 def landed(path: Path, label: Label) -> list:
-    """Every value the column got from reading ``path``."""
+    """Every value the column got from reading ``path``.  A column `<table>.<name>` is a child
+    row's (a metrics sample): the child row that names the label."""
     got = []
+    table, _, name = label.column.rpartition(".")
     for item in parse_file(path):
-        if isinstance(item, Parsed):
+        if isinstance(item, Parsed) and table and table != "extra":
+            got += [child.model_dump()[name] for child in item.children
+                    if child.__table__ == table and label.label in child.model_dump().values()]
+            continue
+        elif isinstance(item, Parsed):
             if item.row.__table__ != TABLES[label.format]:
                 continue
             value = _found(item.row.model_dump(), label.column)

@@ -8,7 +8,7 @@ Three shapes, each a run:
     Throughput: 5.99 requests/s                throughput; the three average latencies (in
     Average latency: 67.59 s                   seconds, per request / per token / per output
     Average latency per token: 0.21 s          token) have no column and go to ``extra`` by
-    Average latency per output token: 1.10 s   label (`Average latency (s)`)
+    Average latency per output token: 1.10 s   name (`average_latency_s`)
 
     Successful requests: 100                   early-2024 serving client: the columns of the
     Benchmark duration: 29.060651 s            later result block they match (completed,
@@ -38,7 +38,7 @@ from . import grammar
 from .base import Block, BlockFormat, BlockParseError, Context, Parsed, Problem, half_unit
 from .grammar import ColumnTransformer, flatten
 from .runcontext import BENCH_COMMANDS, CLIENT_BACKEND_ENGINES, RUN_KEYS, serving_context
-from .vllm_serving import metric_key, to_number
+from .vllm_serving import extra_key, metric_key, to_number
 
 THROUGHPUT_COMMANDS = {"throughput_bench": re.compile(
     r"\bbenchmark_throughput(?:\.py)?\b|\bvllm\s+bench\s+throughput\b")}
@@ -190,7 +190,7 @@ def _read_item(run: _Run, name: str, label: str, values: list[tuple]) -> None:
         return
     number, unit, _ = values[0]
     if name == "average_latency":
-        run.extra[f"{label} ({unit})" if unit else label] = to_number(number, float)
+        run.extra[extra_key(f"{label} ({unit})" if unit else label)] = to_number(number, float)
         run.read += 1
         return
     if name == "latency":
@@ -200,7 +200,7 @@ def _read_item(run: _Run, name: str, label: str, values: list[tuple]) -> None:
         metric = _METRICS.get(key, key)
         value = to_number(number, float)
         if unit != "ms" or value is None:
-            run.extra[f"{label} ({unit})" if unit else label] = value
+            run.extra[extra_key(f"{label} ({unit})" if unit else label)] = value
             run.read += 1
             return
         pct = float(stat[1:]) if stat.startswith("p") else None
