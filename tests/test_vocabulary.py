@@ -127,3 +127,20 @@ def test_label_lands_in_its_column(label, tmp_path):
     assert any(isinstance(v, (int, float)) and not isinstance(v, bool)
                and math.isclose(v, want, rel_tol=1e-9, abs_tol=1e-9) for v in got), (
         f"{label.label!r}: {label.column} is {got}, not {want}:\n{text}")
+
+
+def _field_of(label: Label):
+    table, _, name = label.column.rpartition(".")
+    return fields_of(_model(table or TABLES[label.format]))[name]
+
+
+@pytest.mark.parametrize("label", [x for x in LABELS if "." not in x.column],
+                         ids=lambda x: f"{x.format}:{x.label}->{x.column}")
+def test_every_column_says_what_it_is_and_its_unit(label):
+    """A Datasette column description for every column upstream's labels land in, with the
+    unit the label prints (a count's unit too).  A metrics sample's unit is its name's."""
+    field = _field_of(label)
+    assert field.description, f"{label.column} has no description"
+    if label.unit:
+        unit = (field.json_schema_extra or {}).get("unit")
+        assert unit, f"{label.column} has no unit (upstream prints {label.unit})"
