@@ -17,15 +17,18 @@ format, across their released versions, and the column each one lands in::
     versions = "vllm 0.4.0–0.33.0; sglang 0.2–0.5.23"
     printer = "{label:<40} {value:<10.2f}"   # upstream's own format string for the line
 
-``context`` is the smallest text the format reads the line in (``{line}`` marks where);
-a label may carry its own.  ``scale`` (optional) turns the printed number into the column's
+``context`` is the smallest text the format reads the line in (``{line}`` marks where, and
+``{label}`` the label again: a table's header cell over the value's cell); a label may carry
+its own.  ``scale`` (optional) turns the printed number into the column's
 unit (a printed percentage into a fraction: 0.01).
 
-``python -m benchvault.parsers.vocabulary`` prints ``docs/vocabulary.md``.
+``python -m benchvault.parsers.vocabulary`` prints ``docs/vocabulary.md``; with ``--write`` it
+writes it and sets the README's `N labels across M formats` line.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import tomllib
 from dataclasses import dataclass
@@ -53,7 +56,7 @@ class Label:
     def render(self, value) -> str:
         """The label printed by upstream's format string with ``value``, in its context."""
         line = self.printer.format(label=self.label, value=value)
-        return self.context.replace("{line}", line)
+        return self.context.replace("{label}", self.label).replace("{line}", line)
 
 
 def vocab_files() -> list[Path]:
@@ -90,7 +93,7 @@ def markdown(labels: tuple[Label, ...] | None = None) -> str:
         "",
         "Every label, key or metric name the upstream programs print that benchvault reads, "
         "the column it lands in, its unit, and the upstream versions that print it. Generated "
-        "from `benchvault/parsers/*.vocab.toml` by `python -m benchvault.parsers.vocabulary`; "
+        "from `benchvault/parsers/*.vocab.toml` by `python -m benchvault.parsers.vocabulary --write`; "
         "a test renders each label through upstream's own format string and checks that it "
         "lands in its column.",
         "",
@@ -114,5 +117,21 @@ def summary(labels: tuple[Label, ...] | None = None) -> str:
             f"(docs/vocabulary.md).")
 
 
+SUMMARY_LINE = re.compile(r"^\d+ labels across \d+ formats \(docs/vocabulary\.md\)\.$", re.M)
+
+
+def write(root: Path) -> None:
+    """docs/vocabulary.md written, and the README's summary line set to :func:`summary`."""
+    (root / "docs" / "vocabulary.md").write_text(markdown(), encoding="utf-8")
+    readme = root / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    readme.write_text(SUMMARY_LINE.sub(summary(), text), encoding="utf-8")
+
+
 if __name__ == "__main__":
-    sys.stdout.write(markdown())
+    # `--write`: docs/vocabulary.md and the README line in the checkout this module is in;
+    # else the markdown to stdout.
+    if sys.argv[1:] == ["--write"]:
+        write(HERE.parent.parent)
+    else:
+        sys.stdout.write(markdown())
