@@ -243,10 +243,10 @@ def facts_values(kind: str, figures: Any, problems: list[str]) -> dict[str, Any]
             if key in TOKEN_FIGURES and unit is None:
                 unit = "tokens"
             extra[key] = _figure(value, unit)
-    if values.get("kv_cache_k_size_gib") is not None and values.get("kv_cache_v_size_gib") is not None:
+    k_size, v_size = values.get("kv_cache_k_size_gib"), values.get("kv_cache_v_size_gib")
+    if k_size is not None and v_size is not None:
         # The KV pool's memory, as vLLM's `Available KV cache memory` says it: K and V together.
-        values["available_kv_cache_memory_gib"] = round(
-            values["kv_cache_k_size_gib"] + values["kv_cache_v_size_gib"], 4)
+        values["available_kv_cache_memory_gib"] = round(k_size + v_size, 4)
     if extra:
         values["extra"] = extra
     return values

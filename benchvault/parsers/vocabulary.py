@@ -93,8 +93,8 @@ def markdown(labels: tuple[Label, ...] | None = None) -> str:
         "",
         "Every label, key or metric name the upstream programs print that benchvault reads, "
         "the column it lands in, its unit, and the upstream versions that print it. Generated "
-        "from `benchvault/parsers/*.vocab.toml` by `python -m benchvault.parsers.vocabulary --write`; "
-        "a test renders each label through upstream's own format string and checks that it "
+        "from `benchvault/parsers/*.vocab.toml` by "
+        "`python -m benchvault.parsers.vocabulary --write`; a test renders each label through upstream's own format string and checks that it "
         "lands in its column.",
         "",
         summary(labels),
@@ -103,8 +103,10 @@ def markdown(labels: tuple[Label, ...] | None = None) -> str:
         "| --- | ---: |",
     ]
     lines += [f"| {fmt} | {sum(1 for x in labels if x.format == fmt)} |" for fmt in formats]
-    lines += ["", "| Label | Format | Column | Unit | Versions |", "| --- | --- | --- | --- | --- |"]
-    for label in sorted(labels, key=lambda x: (x.format, x.label.lower(), x.label, x.column)):
+    lines += ["", "| Label | Format | Column | Unit | Versions |",
+              "| --- | --- | --- | --- | --- |"]
+    for label in sorted(labels, key=lambda x: (x.format, x.label.lower(), x.label, x.column,
+                                               x.versions, x.printer)):
         lines.append(f"| `{_cell(label.label)}` | {label.format} | `{label.column}` | "
                      f"{_cell(label.unit)} | {_cell(label.versions)} |")
     return "\n".join(lines) + "\n"
