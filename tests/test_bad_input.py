@@ -90,7 +90,7 @@ def test_unknown_label_goes_to_extra(tmp_path):
     ingest_into(db, note)
     (run,) = rows(db, "SELECT total_input_tokens, extra FROM serving_runs")
     assert run["total_input_tokens"] == 220902
-    assert run["extra"] == '{"Total input tokens (cached)": 17.0}'
+    assert run["extra"] == '{"total_input_tokens_cached": 17.0}'
 
 
 def test_empty_binary_and_latin1_files(tmp_path):
