@@ -51,11 +51,12 @@ def test_issue_startup_summary_is_one_launch(tmp_path):
     assert launch["max_num_seqs"] == 48              # max_running_requests, as the scheduler chose
     assert launch["max_model_len"] == 202752         # context_len
     assert launch["weights_gib"] == 40.77
-    assert launch["graph_capture_s"] == 46.28
+    assert launch["cuda_graph_capture_s"] == 46.28
     assert launch["dtype"] == "bfloat16"
-    assert launch["extra"]["k_cache_memory"] == {"value": 13.1, "unit": "GiB"}
+    assert (launch["kv_cache_k_size_gib"], launch["kv_cache_v_size_gib"],
+            launch["available_kv_cache_memory_gib"]) == (13.1, 13.1, 26.2)
     assert launch["extra"]["chunked_prefill_size"] == {"value": 8192, "unit": "tokens"}
-    assert launch["extra"]["available_gpu_mem"] == {"value": 13.15, "unit": "GiB"}
+    assert launch["available_gpu_mem_gib"] == 13.15
     assert launch["started_at"] == "2026-05-17 09:31:02"
     assert launch["ready_at"] == "2026-05-17 09:34:36"
 
@@ -82,7 +83,8 @@ def test_other_tensor_parallel_ranks_are_skipped():
     facts = _facts("[2025-01-22 10:00:01 DP0 TP0 EP0] KV Cache is allocated. #tokens: 524288, "
                    "KV size: 17.16 GB")
     assert facts.values["kv_cache_tokens"] == 524288           # MLA: one pool, `KV size`
-    assert facts.values["extra"] == {"kv_cache_memory": {"value": 17.16, "unit": "GiB"}}
+    assert facts.values["available_kv_cache_memory_gib"] == 17.16
+    assert "extra" not in facts.values
 
 
 def test_2024_scheduler_line_with_gpu_id():
@@ -107,8 +109,8 @@ def test_2026_load_weight_end_with_elapsed_and_quant():
 def test_2026_graph_capture_end():
     facts = _facts("[2026-02-26 13:57:38 TP0] Capture cuda graph end. elapsed=12.40 s, "
                    "mem usage=0.52 GB, avail mem=20.11 GB")
-    assert facts.values["graph_capture_s"] == 12.4
-    assert facts.values["extra"]["graph_capture_memory"] == {"value": 0.52, "unit": "GiB"}
+    assert facts.values["cuda_graph_capture_s"] == 12.4
+    assert facts.values["cuda_graph_memory_gib"] == 0.52
 
 
 def test_draft_model_weights_do_not_replace_the_target():

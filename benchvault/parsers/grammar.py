@@ -46,10 +46,11 @@ def flatten(items):
 @lru_cache(maxsize=4096)
 def snake_name(label: str) -> str:
     """The name a printed label is kept under in ``extra``: snake_case, its unit a word of
-    it (`gen throughput (token/s)` → `gen_throughput_token_s`, `#new-seq` → `num_new_seq`,
-    `Hit rate (%)` → `hit_rate_pct`), never the label with its blanks, colons and slashes."""
+    it as upstream's keys carry it (`gen throughput (token/s)` → `gen_throughput_token_per_s`,
+    `#new-seq` → `num_new_seq`, `SLO attainment (%)` → `slo_attainment_pct`), never the label
+    with its blanks, colons and slashes."""
     text = label.strip().rstrip(":").strip()
-    text = re.sub(r"#(?=\w)", "num ", text).replace("%", " pct ")
+    text = text.replace("#", " num ").replace("%", " pct ").replace("/", " per ")
     text = re.sub(r"(?<=[a-z0-9])(?=[A-Z][a-z])", " ", text)       # camelCase words
     return re.sub(r"[^0-9a-z]+", "_", text.lower()).strip("_") or "value"
 

@@ -2,7 +2,8 @@
 
 Upstream printers (2024 → 2026): ``server_args=ServerArgs(...)`` (the launcher, every
 argument), ``model_executor/model_runner.py`` (``Load weight end. ...``, ``KV Cache is
-allocated. #tokens: N, K size: .., V size: ..``, ``Memory pool end``, ``Capture cuda graph
+allocated. #tokens: N, K size: .., V size: ..``, before 0.4.5 without ``#tokens``,
+``Memory pool end``, ``Capture cuda graph
 end. ...``), ``managers/scheduler.py`` (``max_total_num_tokens=N, ..., max_running_requests=M,
 context_len=L``), ``entrypoints/http_server.py`` (``The server is fired up and ready to
 roll!``).  Example (derived from sgl-project/sglang#29575)::
@@ -53,8 +54,14 @@ COLUMNS = {
     ("weights_end", "mem usage"): "weights_gib",
     ("weights_end", "elapsed"): "weights_load_s",
     ("kv_allocated", "#tokens"): "kv_cache_tokens",
-    ("graph_end", "time elapsed"): "graph_capture_s",
-    ("graph_end", "elapsed"): "graph_capture_s",
+    ("graph_end", "time elapsed"): "cuda_graph_capture_s",
+    ("graph_end", "elapsed"): "cuda_graph_capture_s",
+    ("graph_end", "mem usage"): "cuda_graph_memory_gib",
+    ("kv_allocated", "k size"): "kv_cache_k_size_gib",
+    ("kv_allocated", "v size"): "kv_cache_v_size_gib",
+    ("kv_allocated", "kv size"): "available_kv_cache_memory_gib",
+    ("memory_pool", "avail mem"): "avail_mem_after_kv_cache_gib",
+    ("sizes", "available_gpu_mem"): "available_gpu_mem_gib",
     ("sizes", "max_total_num_tokens"): "kv_cache_tokens",
     ("sizes", "max_running_requests"): "max_num_seqs",
     ("sizes", "context_len"): "max_model_len",
@@ -65,12 +72,7 @@ EXTRA_NAMES = {
     ("weights_end", "avail mem"): "avail_mem_after_weights",
     ("weights_end", "type"): "model_class",
     ("weights_end", "quant"): "weights_quantization",
-    ("kv_allocated", "k size"): "k_cache_memory",
-    ("kv_allocated", "v size"): "v_cache_memory",
-    ("kv_allocated", "kv size"): "kv_cache_memory",
-    ("memory_pool", "avail mem"): "avail_mem_after_kv_cache",
     ("graph_begin", "avail mem"): "avail_mem_before_graph_capture",
-    ("graph_end", "mem usage"): "graph_capture_memory",
     ("graph_end", "avail mem"): "avail_mem_after_graph_capture",
     ("distributed_end", "mem usage"): "distributed_init_memory",
     ("distributed_end", "elapsed"): "distributed_init_time",
@@ -228,7 +230,7 @@ def facts_values(kind: str, figures: Any, problems: list[str]) -> dict[str, Any]
                 EXTRA_NAMES.get((kind, name), name)
             extra["draft_" + _slug(name)] = _figure(value, unit)
         elif column and isinstance(value, (int, float)):
-            if column == "weights_gib":
+            if column.endswith("_gib"):
                 value = _figure(value, unit or "GB")["value"]
             values[column] = int(value) if column in ("kv_cache_tokens", "max_num_seqs",
                                                       "max_model_len") else value
@@ -241,6 +243,10 @@ def facts_values(kind: str, figures: Any, problems: list[str]) -> dict[str, Any]
             if key in TOKEN_FIGURES and unit is None:
                 unit = "tokens"
             extra[key] = _figure(value, unit)
+    k_size, v_size = values.get("kv_cache_k_size_gib"), values.get("kv_cache_v_size_gib")
+    if k_size is not None and v_size is not None:
+        # The KV pool's memory, as vLLM's `Available KV cache memory` says it: K and V together.
+        values["available_kv_cache_memory_gib"] = round(k_size + v_size, 4)
     if extra:
         values["extra"] = extra
     return values
@@ -276,7 +282,7 @@ FORMAT = LineFormat(
     pattern=re.compile(
         # each head with the start of its figures, so prose naming a line is not read as one
         r"server_args=ServerArgs\(\w|Load weight (?:begin|end)\. [\w ]+=\w"
-        r"|KV Cache is allocated\. #tokens: \d|Memory pool end\. avail mem=\d"
+        r"|KV Cache is allocated\. (?:#tokens|K size|KV size): \d|Memory pool end\. avail mem=\d"
         r"|Capture cuda graph begin\.|Capture cuda graph end\. (?:Time elapsed: \d|\w+=\d)"
         r"|(?:^|[\]\s])max_total_num_tokens=\d|The server is fired up and ready to roll"
         r"|Init torch distributed begin\.\s*$|Init torch distributed ends?\. [\w ]+=\d"),

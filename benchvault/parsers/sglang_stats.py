@@ -8,7 +8,7 @@ current.  The same columns as vLLM's stats line where the meaning is the same::
     gen throughput (token/s): 812.30, #queue-req: 0
 
 gives ``running=12, gpu_kv_cache_usage_pct=5.0, generation_throughput=812.3, waiting=0`` and
-``extra={"batch": "decode", "#token": 3400}``.  ``token usage`` is a fraction of the KV pool,
+``extra={"batch": "decode", "num_token": 3400}``.  ``token usage`` is a fraction of the KV pool,
 stored as a percentage like vLLM's `GPU KV cache usage`; the data-parallel rank of the
 prefix (`DP1 TP8`) is the ``engine_index``.
 

@@ -8,7 +8,7 @@ Three shapes, each a run:
     Throughput: 5.99 requests/s                throughput; the three average latencies (in
     Average latency: 67.59 s                   seconds, per request / per token / per output
     Average latency per token: 0.21 s          token) have no column and go to ``extra`` by
-    Average latency per output token: 1.10 s   label (`Average latency (s)`)
+    Average latency per output token: 1.10 s   name (`average_latency_s`)
 
     Successful requests: 100                   early-2024 serving client: the columns of the
     Benchmark duration: 29.060651 s            later result block they match (completed,

@@ -146,9 +146,9 @@ class LineToFacts(Transformer):
         return "engine_init", values
 
     def graph_capture(self, seconds, _unit, *memory):
-        values: dict[str, Any] = {"graph_capture_s": _float(seconds)}
+        values: dict[str, Any] = {"cuda_graph_capture_s": _float(seconds)}
         if memory:
-            values["extra"] = _extra(graph_capture_memory=_memory(*memory))
+            values["cuda_graph_memory_gib"] = _gib(*memory)
         return "graph_capture", values
 
     # -- memory profiling ----------------------------------------------------------------------
@@ -200,7 +200,7 @@ class LineToFacts(Transformer):
         return str(name), number, unit
 
     def kv_cache_memory(self, number, unit):
-        return "kv_cache_memory", _with({"kv_cache_memory": _memory(number, unit)})
+        return "kv_cache_memory", {"available_kv_cache_memory_gib": _gib(number, unit)}
 
     def free_memory(self, free, total, unit, fraction, requested, requested_unit, *rest):
         rest = tuple(_items(rest))
@@ -251,7 +251,7 @@ class LineToFacts(Transformer):
         return "graph_cache_load", _with({"compiled_graph_load_time": _seconds(seconds)})
 
     def torch_compile(self, _label, seconds, _unit):
-        return "torch_compile", _with({"torch_compile_time": _seconds(seconds)})
+        return "torch_compile", {"torch_compile_s": _float(seconds)}
 
     def model_init(self, seconds, _unit):
         return "model_init", _with({"model_init_time": _seconds(seconds)})
@@ -268,6 +268,11 @@ class LineToFacts(Transformer):
 
     def scheduled_tokens(self, count, _rest):
         return "scheduled_tokens", _with({"max_num_scheduled_tokens": _tokens(count)})
+
+    def blocks_override(self, computed, override):
+        return "blocks_override", {"num_gpu_blocks_override": _count(override),
+                                   "extra": {"num_gpu_blocks_computed": {
+                                       "value": _count(computed), "unit": "blocks"}}}
 
     def num_gpu_blocks(self, _engine, count):
         return "num_gpu_blocks", {"gpu_blocks": _count(count)}
@@ -349,6 +354,9 @@ def _file_memory(name: str, figure: dict[str, Any], extra: dict[str, Any],
                  fallback: dict[str, Any]) -> None:
     if name == "weights":
         fallback["weights_gib"] = figure["value"]
+    elif name == "kv_cache_memory":
+        # V0's `the rest of the memory reserved for KV Cache is X` (0.6.4's kv_cache_size=)
+        fallback["available_kv_cache_memory_gib"] = figure["value"]
     else:
         extra[name] = figure
 
@@ -456,7 +464,7 @@ ALIASES = {
 }
 INT_COLUMNS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
                "max_model_len", "max_num_seqs", "num_scheduler_steps", "num_speculative_tokens",
-               "port")
+               "port", "num_gpu_blocks_override")
 TEXT_COLUMNS = ("model", "quantization", "dtype", "kv_cache_dtype", "speculative_model")
 SIZE_SUFFIX = {"k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
 # The port a server listens on when its arguments name none (vLLM and SGLang print no port
@@ -666,7 +674,8 @@ FORMAT = LineFormat(
              "KV cache memory:", "Free memory on device", "CUDA graph", "Dynamo bytecode",
              "Compiling a graph", "compiled graph", "torch.compile", "Initializing model",
              "warmup run", "max model len", "Chunked prefill", "max_num_scheduled_tokens",
-             "cache_config_info", "Starting vLLM", "Uvicorn running on"),
+             "cache_config_info", "Starting vLLM", "Uvicorn running on",
+             "Overriding num_gpu_blocks"),
     # Each phrase with the start of its value, so prose that names a line is not read as one
     # (a value's first digit may be garbled: `took !5.18` is still that line, its figure null).
     pattern=re.compile(
@@ -689,6 +698,7 @@ FORMAT = LineFormat(
         r"|Initial profiling/warmup run took [\d!?*~^$&@]|Using max model len [\d!?*~^$&@]"
         # (short: a wrapped line must match on its first piece to be joined again)
         r"|Chunked prefill is enabled with max_num"
-        r"|max_num_scheduled_tokens is set to [\d!?*~^$&@]|num_gpu_blocks is: [\d!?*~^$&@]"),
+        r"|max_num_scheduled_tokens is set to [\d!?*~^$&@]|num_gpu_blocks is: [\d!?*~^$&@]"
+        r"|Overriding num_gpu_blocks=[\d!?*~^$&@]"),
     build=build,
 )

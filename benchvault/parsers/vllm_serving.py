@@ -218,6 +218,8 @@ def build(block: Block) -> Parsed:
                     positions[int(position.group(1))] = to_number(printed, float)
                     continue
                 key = snake_name(label)
+                if key in extra and section:      # the same label in another section
+                    key = f"{snake_name(section)}_{key}"
                 try:
                     extra[key] = to_number(printed, float)
                 except ValueError:

@@ -89,7 +89,31 @@ class ServerLaunch(Provenance):
     engine_init_s: float | None = col(
         "Engine initialisation (profile, create KV cache, warm up) as printed.", "s",
         better="lower")
-    graph_capture_s: float | None = col("CUDA-graph capture time as printed.", "s")
+    available_kv_cache_memory_gib: float | None = col(
+        "Memory given to the KV cache: vLLM V1's `Available KV cache memory: X GiB` (V0: `the "
+        "rest of the memory reserved for KV Cache is X`), SGLang's `K size` + `V size` (or "
+        "`KV size`) of `KV Cache is allocated`.", "GiB")
+    kv_cache_k_size_gib: float | None = col("SGLang: memory of the K cache (`KV Cache is "
+                                            "allocated. ... K size: X GB`).", "GiB")
+    kv_cache_v_size_gib: float | None = col("SGLang: memory of the V cache (`V size: X GB`).",
+                                            "GiB")
+    num_gpu_blocks_override: int | None = col(
+        "KV-cache blocks forced by `--num-gpu-blocks-override` (`Overriding num_gpu_blocks=N "
+        "with num_gpu_blocks_override=M`).", "blocks")
+    torch_compile_s: float | None = col("vLLM: torch.compile time (`torch.compile takes X s in "
+                                        "total`).", "s", better="lower")
+    cuda_graph_capture_s: float | None = col(
+        "CUDA-graph capture time: vLLM's `Graph capturing finished in N secs`, SGLang's "
+        "`Capture cuda graph end. Time elapsed: X s`.", "s", better="lower")
+    cuda_graph_memory_gib: float | None = col(
+        "Memory the CUDA graphs took: vLLM's `Graph capturing finished ..., took X GiB`, "
+        "SGLang's `Capture cuda graph end. ... mem usage=X GB`.", "GiB")
+    avail_mem_after_kv_cache_gib: float | None = col(
+        "SGLang: free GPU memory once the KV pool was allocated (`Memory pool end. avail "
+        "mem=X GB`).", "GiB")
+    available_gpu_mem_gib: float | None = col(
+        "SGLang: free GPU memory when the scheduler started (`available_gpu_mem=X GB` of the "
+        "`max_total_num_tokens=` line).", "GiB")
     started_at: str | None = col("First timestamp of the launch (`YYYY-MM-DD HH:MM:SS`, or "
                                  "`MM-DD HH:MM:SS` when the log printed no year).")
     ready_at: str | None = col("Last timestamp of the launch's start-up lines.")
@@ -98,13 +122,12 @@ class ServerLaunch(Provenance):
     extra: dict[str, Any] | None = col(
         "Start-up figures no column holds, name → {value, unit} (memory in GiB, times in s): "
         "memory profiling (memory_profiling_time, total_gpu_memory, requested_memory, "
-        "non_torch_memory, torch_peak_memory, non_kv_cache_memory, kv_cache_memory — `Available "
-        "KV cache memory` / V0's `the rest of the memory reserved for KV Cache` — "
-        "free_memory_on_startup, consumed_memory, cuda_graph_memory[_estimated], "
-        "kv_cache_memory_to_fit/_to_fill/_in_use), graph_capture_memory, torch.compile times "
-        "(dynamo_transform_time, graph_compile_time, compiled_graph_load_time, "
-        "torch_compile_time, compilation_time), model_init_time, warmup_run_time, "
-        "max_num_batched_tokens, max_num_scheduled_tokens.")
+        "non_torch_memory, torch_peak_memory, non_kv_cache_memory, free_memory_on_startup, "
+        "consumed_memory, cuda_graph_memory[_estimated], kv_cache_memory_to_fit/_to_fill/"
+        "_in_use), torch.compile times (dynamo_transform_time, graph_compile_time, "
+        "compiled_graph_load_time, compilation_time), model_init_time, warmup_run_time, "
+        "max_num_batched_tokens, max_num_scheduled_tokens, num_gpu_blocks_computed; SGLang's "
+        "free memory after each other step (avail_mem_before_weights, ...).")
 
 
 class SpecDecodeMetric(Provenance):
@@ -177,6 +200,15 @@ class EngineStat(Provenance):
     cpu_kv_cache_usage_pct: float | None = col("V0: CPU KV-cache (swap) usage.", "%")
     prefix_cache_hit_rate_pct: float | None = col("GPU prefix-cache hit rate.", "%")
     cpu_prefix_cache_hit_rate_pct: float | None = col("V0: CPU prefix-cache hit rate.", "%")
+    external_prefix_cache_hit_rate_pct: float | None = col(
+        "V1: prefix-cache hit rate of the KV connector's external cache (`External prefix "
+        "cache hit rate`).", "%")
+    mm_cache_hit_rate_pct: float | None = col(
+        "V1: hit rate of the multi-modal processor cache (`MM cache hit rate`).", "%")
+    preemptions: int | None = col("V1: requests preempted since the last stats line "
+                                  "(`Preemptions`).", "requests")
+    corrupted: int | None = col("V1: requests whose logits held NaNs (`Corrupted`, printed "
+                                "with VLLM_COMPUTE_NANS_IN_LOGITS).", "requests")
     # SGLang's batch lines (named as its metrics name them: sglang:num_used_tokens ...)
     num_used_tokens: int | None = col("SGLang decode batch: KV-cache tokens in use (`#token`).",
                                       "tokens")
