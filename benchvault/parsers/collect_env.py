@@ -97,9 +97,18 @@ def parse_lines(text: str) -> list[tuple[str, str, int]]:
     return grammar.parse(parser, text + "\n", "environment report")
 
 
+_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
 def secret(name: str) -> bool:
-    """Does an environment variable's (or a label's) name say it holds a secret?"""
+    """Does an environment variable's name say it holds a secret?"""
     return SECRET.search(name) is not None
+
+
+def secret_label(label: str) -> bool:
+    """A labelled line that is an environment variable holding a secret (`HF_TOKEN: ...`);
+    a package's name (`tiktoken: 0.11.0`) is not one."""
+    return _ENV_NAME.match(label) is not None and secret(label)
 
 
 def value_of(text: str | None) -> str | None:
@@ -165,7 +174,7 @@ class Reading:
 
     def pair(self, label: str, value: str) -> None:
         key = label.lower()
-        if secret(label):
+        if secret_label(label):
             return
         if key == "gpu models and configuration":
             # Its value, or one `GPU N: name` line per GPU after it (the grouped label below).
@@ -273,9 +282,13 @@ SGLANG_PACKAGES = frozenset({
 def _redacted(lines: list[str]) -> str:
     out = []
     for line in lines:
-        name = line.strip().partition("=")[0] if "=" in line else line.partition(":")[0]
-        out.append(f"{name.strip()}=<not stored>" if secret(name) and ("=" in line or ":" in line)
-                   else line)
+        name, equals, _ = line.strip().partition("=")
+        label = line.partition(":")[0].strip()
+        if equals and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and secret(name):
+            line = f"{name}=<not stored>"
+        elif ":" in line and secret_label(label):
+            line = f"{label}: <not stored>"
+        out.append(line)
     return "\n".join(out)
 
 
