@@ -152,13 +152,14 @@ def test_a_command_that_cannot_start_is_one_line_and_127(tmp_path, machine):
 
 def test_ctrl_c_ends_the_command_keeps_the_capture_and_stores_it(tmp_path, machine):
     env = machine()
-    go = tmp_path / "go"        # never made: the command waits after 12 lines
+    go = tmp_path / "go"        # never made: the command waits inside its result block
     command, env = _record(tmp_path, env, _command_of(CLIENT_LOG), capture=CLIENT_LOG,
-                           after=12, go=go)
+                           after=16, go=go)
     child = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
     try:
-        _read_line(child.stdout)
+        while b"Benchmark duration" not in _read_line(child.stdout):
+            pass
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=WAIT)
     finally:
@@ -168,9 +169,16 @@ def test_ctrl_c_ends_the_command_keeps_the_capture_and_stores_it(tmp_path, machi
     (capture,) = _captures(tmp_path)
     text = capture.read_text(encoding="utf-8")
     assert "Shutting down after Ctrl-C" in text            # the command got the Ctrl-C
-    assert "Serving Benchmark Result" not in text           # the partial capture, kept
+    # The partial capture, kept: the result block up to `Benchmark duration`, no further.
+    assert "Benchmark duration (s):                  1.95" in text
+    assert "Total input tokens" not in text
     assert rows(tmp_path / "w.db", "SELECT exit_status, interrupted FROM environments") == \
         [{"exit_status": 130, "interrupted": 1}]
+    # ...and stored: what the block printed, marked incomplete.
+    (run,) = rows(tmp_path / "w.db", "SELECT completed, duration, output_throughput, extra "
+                                     "FROM serving_runs")
+    assert (run["completed"], run["duration"], run["output_throughput"]) == (8, 1.95, None)
+    assert json.loads(run["extra"]) == {"incomplete": True}
 
 
 def _stored_launches(db: Path) -> list[dict]:

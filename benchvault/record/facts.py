@@ -263,7 +263,9 @@ def _line(label: str, value: object) -> str:
 
 def render(facts: Facts) -> str:
     """The facts block (see the module), ending with a newline."""
-    out = [RULE, "      benchvault record", RULE]
+    # Its title first: a result block cut short just before it (Ctrl-C) ends there, cut short,
+    # instead of taking the rule below for its own closing rule.
+    out = ["      benchvault record", RULE]
     for label, value in (
             ("Command", facts.command), ("Working directory", facts.cwd),
             ("Started (UTC)", facts.started_at), ("Ended (UTC)", facts.ended_at),
