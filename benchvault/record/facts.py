@@ -298,5 +298,5 @@ def render(facts: Facts) -> str:
         out += [f"[pip3] {name}=={version}" for name, version in sorted(facts.packages.items())]
     if facts.env:
         out += ["", RULE, "     Environment Variables", RULE]
-        out += [f"{name}={value}" for name, value in facts.env.items()]
+        out += [f"{name}={' '.join(value.split())}" for name, value in facts.env.items()]
     return "\n".join(out) + "\n"

@@ -112,15 +112,31 @@ def record(argv: list[str], db: Path, out: Path, tags: dict[str, str] | None = N
         facts.ended_at = _utc(ended)
         facts.interrupted = outcome.interrupted
         facts.exit_status = 130 if outcome.interrupted else outcome.status
-        printed = path.read_bytes().decode("utf-8", "replace")
-        facts.engine_version = facts_mod.printed_version(printed, facts.engine)
-        ending = b"" if printed.endswith("\n") else b"\n"
+        facts.engine_version = facts_mod.printed_version(_head(path), facts.engine)
+        ending = b"" if _ends_a_line(path) else b"\n"
         capture.write(ending + b"\n" + facts_mod.render(facts).encode("utf-8"))
     if follower is not None:
         results = follower.stop()
     else:
         results = _ingest(db, path, tags)
     return Recorded(path, outcome, facts, results)
+
+
+HEAD = 4 << 20      # the bytes of a capture searched for the engine's version (its start-up)
+
+
+def _head(path: Path) -> str:
+    with open(path, "rb") as fh:
+        return fh.read(HEAD).decode("utf-8", "replace")
+
+
+def _ends_a_line(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        if fh.tell() == 0:
+            return True
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) == b"\n"
 
 
 def _remove(path: Path) -> None:
