@@ -66,7 +66,6 @@ _GPU_LABEL = re.compile(r"^GPU ([\d, ]+)$")
 _GPU_LINE = re.compile(r"^GPU (\d+): (.+?)(?: \(UUID: [^)]*\))?$")
 _PIP = re.compile(r"^\[(?:pip3?|uv)\]\s+([A-Za-z0-9_.\-]+)\s*==\s*(\S+)")
 _CONDA = re.compile(r"^\[conda\]\s+([A-Za-z0-9_.\-]+)\s+(\d\S*)")
-_MEMORY = re.compile(r"(\d+)\s*MiB", re.I)
 _NVCC = re.compile(r"release [\d.]+, V(\d[\d.]*)")
 _HIP = re.compile(r"HIP version: (\S+)")
 PACKAGES = {"vllm": "vllm_version", "sglang": "sglang_version", "guidellm": "guidellm_version",
@@ -90,6 +89,7 @@ class LinesToItems(Transformer):
     envvar = _item("envvar")
     pair = _item("pair")
     other = _item("other")
+    del _item
 
 
 def parse_lines(text: str) -> list[tuple[str, str, int]]:
