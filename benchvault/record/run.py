@@ -150,9 +150,10 @@ def _copy(child: subprocess.Popen, sources: dict[int, int], capture: BinaryIO,
             if not data:
                 open_fds.discard(fd)
                 continue
-            _write_all(sources[fd], data)
+            # The capture first: what the terminal shows is in it already.
             capture.write(data)
             capture.flush()
+            _write_all(sources[fd], data)
             if on_output is not None:
                 on_output()
     while True:
