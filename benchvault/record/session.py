@@ -79,8 +79,13 @@ def record(argv: list[str], db: Path, out: Path, tags: dict[str, str] | None = N
     cwd = os.getcwd()
     gathered: dict[str, facts_mod.Facts] = {}
     # The machine's facts are gathered while the command runs (nvidia-smi takes a moment).
-    gathering = threading.Thread(target=lambda: gathered.setdefault(
-        "facts", facts_mod.gather(argv, cwd, _utc(started))), daemon=True)
+    def gather() -> None:
+        try:
+            gathered["facts"] = facts_mod.gather(argv, cwd, _utc(started))
+        except Exception:       # a probe that failed oddly: the run is kept with fewer facts
+            pass
+
+    gathering = threading.Thread(target=gather, daemon=True)
     gathering.start()
     out.mkdir(parents=True, exist_ok=True)
     path = capture_path(out, argv, started)
