@@ -229,6 +229,12 @@ def test_a_recorded_client_links_to_the_recorded_server(tmp_path, machine):
     assert link["server"].endswith("-vllm-serve.log")
     assert (link["port"], link["version"], link["engine"], link["hardware"]) == \
         (53045, "0.32.0", "vllm", "H100")
+    # The server's side of the run: the stats line its log has in the run's window
+    # (11-23 09:33:10 to 09:33:16 by the client's clock).
+    assert rows(db, "SELECT window_start, window_end, stats_lines, mean_generation_throughput "
+                    "FROM run_server_stats") == [
+        {"window_start": "11-23 09:33:10", "window_end": "11-23 09:33:16", "stats_lines": 1,
+         "mean_generation_throughput": 12.8}]
     server_facts = rows(db, "SELECT engine, engine_version, exit_status FROM environments e "
                             "JOIN sources s ON s.id = e.source_id WHERE s.name LIKE "
                             "'%-vllm-serve.log'")
