@@ -316,6 +316,53 @@ def _print_summary(results, dry_run: bool, title: str = "benchvault ingest",
             warning(w.where(r.path))
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+             epilog="Exit status: COMMAND's; 130 when Ctrl-C stopped it; 127 when it cannot "
+                    "be started; benchvault's own codes (3 bad database, 5 cannot write) "
+                    "before it starts.")
+@guarded
+def record(
+    command_line: List[str] = typer.Argument(..., metavar="-- COMMAND [ARGS]...",
+                                             help="The command to run, after `--`."),
+    db: Path = DB_OPTION,
+    out: Path = typer.Option(Path("benchvault-records"), "--out",
+                             help="Directory the capture is written to."),
+    tag: List[str] = typer.Option([], "--tag", help="key=value stored with every row of the "
+                                                    "capture (repeatable)."),
+    label: Optional[str] = typer.Option(None, "--label", help="Label of the runs (written "
+                                        "above the command, as a note's `# label`)."),
+) -> None:
+    """Run COMMAND, show its output live, keep it and store its runs with the machine's facts.
+
+    The output reaches the terminal unchanged (a pseudo-terminal on a terminal, pipes
+    otherwise) and is written as it arrives to OUT/<UTC start>-<tool>.log, a plain capture
+    `benchvault ingest` reads like any other. The facts of the machine and the run (host, OS,
+    CPU, GPUs, driver, CUDA/ROCm, engine and package versions, git commit, the VLLM_/SGLANG_/
+    CUDA_/NCCL_/HF_ variables without secrets) are appended to it and stored in the
+    environments table; the runs take their hardware from them. A server (`vllm serve`,
+    `python -m sglang.launch_server`, `llama-server`) is stored as it runs, as `ingest --watch`
+    stores a growing log; Ctrl-C goes to COMMAND, and what was printed is kept and stored.
+    """
+    from .record.run import CannotStart
+    from .record.session import record as run_record
+
+    check_for_writing(db)
+    check_out_dir(out)
+    try:
+        recorded = run_record(list(command_line), db, out, parse_tags(tag), label)
+    except CannotStart as exc:
+        error(f"benchvault record: {exc}")
+        raise typer.Exit(127)
+    stored = sum(r.runs for r in recorded.results)
+    failed = [r.error for r in recorded.results if r.error]
+    for reason in failed:
+        error(reason)
+    note(f"recorded {recorded.capture}: {stored} run(s) stored in {db}"
+         + (" (interrupted: what was printed is kept)" if recorded.outcome.interrupted else ""),
+         limit=1000)
+    raise typer.Exit(recorded.facts.exit_status or 0)
+
+
 @command()
 @guarded
 def serve(

@@ -19,7 +19,7 @@ from conftest import rows
 # measurements; on/off flags (bool in the models) are skipped too.
 IDENTIFIERS = {"id", "port", "seed", "line", "line_start", "line_end", "table_index",
                "row_index", "request_index", "engine_index", "main_gpu", "build_number",
-               "flash_attn", "no_op_offload"}
+               "flash_attn", "no_op_offload", "exit_status"}
 DIMENSIONLESS = {"burstiness"}  # shape factor of the arrival distribution
 # A value whose unit differs row by row: published_results has a `unit` column beside it,
 # a /metrics sample's unit is in its metric's name, a sighting's look-up tolerance is in the

@@ -137,11 +137,12 @@ def context_texts(label: Any, section: Any) -> list[str]:
 
 
 def hardware_of(tags: Mapping[str, Any], label: Any, section: Any,
-                source_name: str | None) -> str | None:
-    """What a row ran on: a hardware tag (`--tag gpu=MI300X`), else the first accelerator its
-    label, its headings (innermost first) or its file's name names."""
+                source_name: str | None, machine: str | None = None) -> str | None:
+    """What a row ran on: a hardware tag (`--tag gpu=MI300X`), else the ``machine``'s GPU (an
+    environment report or recorded facts beside it: environments.hardware), else the first
+    accelerator its label, its headings (innermost first) or its file's name names."""
     tagged = next((str(tags[k]) for k in HARDWARE_TAGS if tags.get(k)), None)
-    return tagged or hardware_in([*context_texts(label, section),
+    return tagged or machine or hardware_in([*context_texts(label, section),
                                   *reversed(str(section or "").split(" > ")), source_name])
 
 
@@ -184,8 +185,10 @@ def _lengths(run: Mapping[str, Any]) -> tuple[int | None, int | None]:
 def configuration(run: Mapping[str, Any], launch: Mapping[str, Any] | None = None,
                   source_name: str | None = None,
                   spec_tokens: int | None = None) -> dict[str, Any]:
-    """The configuration of a serving run: ``run`` is its serving_runs row, ``launch`` the
-    server launch it ran against, ``spec_tokens`` the speculative tokens its engine reported."""
+    """The configuration of a serving run: ``run`` is its serving_runs row (with the GPU and
+    engine of its machine, ``machine_hardware`` / ``machine_engine``, when an environment
+    report or recorded facts say), ``launch`` the server launch it ran against,
+    ``spec_tokens`` the speculative tokens its engine reported."""
     launch = launch or {}
     tags = tags_of(run.get("tags"))
     texts = context_texts(run.get("label"), run.get("section"))
@@ -196,10 +199,12 @@ def configuration(run: Mapping[str, Any], launch: Mapping[str, Any] | None = Non
     model = run.get("model")
     quantization = launch.get("quantization") or quantization_in(model)
     input_len, output_len = _lengths(run)
-    hardware = hardware_of(tags, run.get("label"), run.get("section"), source_name)
+    hardware = hardware_of(tags, run.get("label"), run.get("section"), source_name,
+                           run.get("machine_hardware"))
     rate = run.get("request_rate")
     return {
-        "engine": run.get("engine") or "unknown",
+        "engine": run.get("engine") if run.get("engine") not in (None, "unknown")
+        else run.get("machine_engine") or "unknown",
         "hardware": hardware,
         "model": short_model(model),
         "tensor_parallel_size": tp,

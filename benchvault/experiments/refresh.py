@@ -44,11 +44,42 @@ def _runs(db: sqlite_utils.Database, run_ids: list[int]) -> list[dict[str, Any]]
             if db["spec_decode_metrics"].exists() else "NULL")
     cursor = db.execute(
         f"SELECT r.*, s.name AS source_name, s.path AS source_path, {launch}, "
-        f"{spec} AS observed_spec_tokens "
+        f"{spec} AS observed_spec_tokens, l.source_id AS launch_source_id "
         "FROM serving_runs r LEFT JOIN sources s ON s.id = r.source_id "
         f"LEFT JOIN server_launches l ON l.id = r.launch_id WHERE r.id IN ({marks})", run_ids)
     names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row)) for row in cursor.fetchall()]
+    runs = [dict(zip(names, row)) for row in cursor.fetchall()]
+    _machines(db, runs)
+    return runs
+
+
+def _machines(db: sqlite_utils.Database, runs: list[dict[str, Any]]) -> None:
+    """Each run's ``machine_hardware`` and ``machine_engine``: the GPU, and the one engine
+    installed or recorded, of the environment report (or recorded facts) in its file nearest
+    to it (the earlier one when two are as near), else of the first one in its launch's
+    file."""
+    if not runs or not db["environments"].exists():
+        return
+    sources = sorted({s for r in runs for s in (r["source_id"], r.get("launch_source_id"))
+                      if s is not None})
+    found: dict[int, list[tuple[int, str]]] = {}
+    for chunk in _chunks(sources):
+        for source_id, line, hardware, engine, vllm, sglang in db.execute(
+                "SELECT source_id, line_start, hardware, engine, vllm_version, sglang_version "
+                f"FROM environments WHERE source_id IN ({', '.join('?' * len(chunk))}) "
+                "AND hardware IS NOT NULL ORDER BY source_id, line_start", chunk):
+            found.setdefault(source_id, []).append((line or 0, hardware, engine or (
+                "vllm" if vllm and not sglang else "sglang" if sglang and not vllm else None)))
+    for run in runs:
+        own = found.get(run["source_id"])
+        machine = None
+        if own:
+            at = run.get("line_start") or 0
+            machine = min(own, key=lambda e: (abs(e[0] - at), e[0]))
+        elif found.get(run.get("launch_source_id")):
+            machine = found[run["launch_source_id"]][0]
+        if machine is not None:
+            run["machine_hardware"], run["machine_engine"] = machine[1], machine[2]
 
 
 def _launch_in_result(extra: Any) -> dict[str, Any]:
