@@ -10,6 +10,7 @@ markdown table).  Not part of `make test`: it needs the network for pip.
 from __future__ import annotations
 
 import re
+import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -19,9 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CONTRACT = ROOT / "fixtures" / "contract"
 WORK = ROOT / ".peers"
-VERSION = "0.3.16"
+VERSION = "0.3.36"
 # (baseline file, its build, candidate file, its build)
 PAIRS = [
+    ("peers/compare-llama-bench/build_a.sql", "0c1e570",
+     "peers/compare-llama-bench/build_b.sql", "c0ffee0"),
     ("llama.cpp-0.2.90/out_json.json", "1d1ccce", "llama.cpp-0.3.16/out_json.json", "4227c9b"),
     ("llama.cpp-0.3.16/out_json.json", "4227c9b", "llama.cpp-0.3.36/out_json.json", "0c1e570"),
     ("llama.cpp-0.2.90/md_sweep_p_n_t_fa.truth.json", "1d1ccce",
@@ -67,7 +70,15 @@ def pipe_rows(text: str) -> list[dict[str, str]]:
 
 def one_pair(py: Path, script: Path, base: str, b: str, cand: str, c: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        peer = run([str(py), str(script), "-i", str(CONTRACT / base), "-i", str(CONTRACT / cand),
+        inputs = [str(CONTRACT / base), str(CONTRACT / cand)]
+        if base.endswith(".sql"):           # -o sql: replayed into the SQLite file it reads
+            database = Path(tmp) / "llama-bench.sqlite"
+            with sqlite3.connect(database) as conn:
+                for name in inputs:
+                    conn.executescript(Path(name).read_text())
+            inputs = [str(database)]
+        peer = run([str(py), str(script), "-t", "llama-bench",
+                    *(a for name in inputs for a in ("-i", name)),
                     "-b", b, "-c", c], cwd=tmp)
         db = Path(tmp) / "w.db"
         bv = ROOT / ".venv" / "bin" / "benchvault"
