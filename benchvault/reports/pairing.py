@@ -57,7 +57,9 @@ def match_rows(base: pd.DataFrame, cand: pd.DataFrame, fields: list[str], table:
     b = settings_of(base, fields, table)
     c = settings_of(cand, fields, table)
     if chosen & set(MODEL_FIELDS):
-        chosen = set(chosen) | set(MODEL_FIELDS)
+        # Models chosen apart: their names, quantizations and the engine a model's format
+        # runs on (a GGUF file on llama.cpp) differ with them, and are said.
+        chosen = set(chosen) | set(MODEL_FIELDS) | {"engine"}
     free = set(chosen)
     if match:
         free |= {f for f in fields if f not in match and f not in tests}
@@ -99,10 +101,24 @@ def _pair(b: pd.Series, c: pd.Series, fields: list[str], free: set[str], chosen:
         elif bv != cv:
             if strict and name not in chosen:
                 return None
-            if name not in free:
+            if name not in free and not (name == "model" and _named_apart(bv, cv)):
                 return None
             pair.differs.append(name)
     return pair
+
+
+def _named_apart(a: str, b: str) -> bool:
+    """One model as two engines name it (`meta-llama/Llama-2-7b-chat-hf` and
+    `/models/Llama-2-7b-chat-hf.f16.gguf`): the same family, no two quantizations named.  The
+    pair is said; a quantization both name and that differs (a field of its own) still keeps
+    them apart."""
+    from ..experiments.configs import model_family, quantization_in
+
+    family = model_family(a)
+    if family is None or family != model_family(b):
+        return False
+    qa, qb = quantization_in(a), quantization_in(b)
+    return qa is None or qb is None or qa == qb
 
 
 def differences(matching: Matching, skip: set[str] = frozenset()) -> dict[str, list]:
