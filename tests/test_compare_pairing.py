@@ -153,8 +153,43 @@ def test_different_models_exit_1_in_two_way_and_are_left_out_of_an_n_way(tmp_pat
     asked = compare(db, "--baseline", "build_commit=4227c9b", "--candidate",
                     "build_commit=0c1e570", "--match", "test")
     assert asked.exit_code == 0, asked.output
-    assert "Baseline Model" in asked.stdout.splitlines()[0] or \
-        any(n.startswith("Model: llama ?B F16 vs llama ?B Q8_0") for n in notes(asked.stdout))
+    rows = pipe_rows(asked.stdout)
+    assert {(r["Baseline Model"], r["Candidate Model"]) for r in rows} == {
+        ("llama ?B F16", "llama ?B Q8_0")}
+    assert "Model filename: tiny-llama-F16.gguf vs tiny-llama-Q8_0.gguf" in notes(asked.stdout)
+
+
+def test_strict_refuses_what_is_unknown_on_one_side(tmp_path):
+    """The markdown row's CPU and model file are unknown: paired and said by default, refused
+    under --strict."""
+    db = tmp_path / "w.db"
+    ingest_into(db, OLD / "md_sweep_p_n_t_fa.truth.json", MID / "md_default_two_models.md")
+    args = ["--baseline", "build_commit=1d1ccce", "--candidate", "build_commit=4227c9b"]
+    assert compare(db, *args).exit_code == 0
+    strict = compare(db, *args, "--strict")
+    assert strict.exit_code == 1 and strict.stdout.startswith("no comparable rows: ")
+    assert "CPU AMD EPYC;" in strict.stdout and "CPU unknown;" in strict.stdout
+
+
+def test_vllm_runs_of_two_model_names_pair_only_when_asked_and_say_it(tmp_path):
+    """vllm bench serve against 0.27.1 and 0.32.0 servers, each serving the tiny model under
+    its own name."""
+    db = tmp_path / "w.db"
+    ingest_into(db, CONTRACT / "vllm-0.27.1" / "c2.txt", CONTRACT / "vllm-0.32.0" / "c2.txt")
+    runner = CliRunner()
+    base = ["compare", "--db", str(db), "--baseline", "source_id=1", "--candidate",
+            "source_id=2"]
+    refused = runner.invoke(app, base)
+    assert refused.exit_code == 1
+    assert refused.stdout == ("no comparable rows: the baseline has Model tiny-llama-593769cf; "
+                              "the candidate has Model tiny-llama-cc9952da\n")
+    asked = runner.invoke(app, [*base, "--match", "max_concurrency"])
+    assert asked.exit_code == 0, asked.output
+    [row] = pipe_rows(asked.stdout)
+    assert (row["Concurrency"], row["Baseline Model"], row["Candidate Model"],
+            row["Baseline Output Tok/s"], row["Candidate Output Tok/s"]) == (
+        "c=2", "tiny-llama-593769cf", "tiny-llama-cc9952da", "79.22", "65.70")
+    assert notes(asked.stdout) == []
 
 
 def test_defaults_by_build():

@@ -153,7 +153,8 @@ def _paired_table(spec: ReportKind, layout: Layout, base: pd.DataFrame, cand: pd
             continue
         values = matching.values(name)
         if name in said:
-            if len(set(values)) > 1:
+            # The model, when it differs, is always a column (the others a note if constant).
+            if len(set(values)) > 1 or name in ("model", "model_type"):
                 sides.append(name)
             else:
                 notes.append(note(name, _header(spec, name), values))
@@ -164,7 +165,7 @@ def _paired_table(spec: ReportKind, layout: Layout, base: pd.DataFrame, cand: pd
                 and name not in said and name not in TEST_FIELDS and name not in selection:
             same.insert(0, name)
     if layout is LLAMA_BENCH:
-        same = _llama_bench_shown(same, matching)
+        same = _llama_bench_shown(same, matching, sides)
     if "test" in matching.fields:
         same.append("test")
     order = [f for f in ("n_gen", "n_prompt", "n_depth") if f in matching.fields] \
@@ -227,7 +228,7 @@ def _check_baseline(conn: sqlite3.Connection, table: str, baseline: list[str], b
                           f"{', '.join(by)} takes: {', '.join(dict.fromkeys(names))}")
 
 
-def _llama_bench_shown(shown: list[str], matching) -> list[str]:
+def _llama_bench_shown(shown: list[str], matching, sides: list[str]) -> list[str]:
     """compare-llama-bench.py's columns: the machine and GPU layers first (the CPU too when
     layers stay on it and some row names it), then the model, then the other settings."""
     first = [f for f in ("cpu_info", "gpu_info", "n_gpu_layers", "main_gpu") if f in shown]
@@ -240,7 +241,7 @@ def _llama_bench_shown(shown: list[str], matching) -> list[str]:
     if "cpu_info" in first and not cpus:
         first.remove("cpu_info")
     rest = [f for f in shown if f not in first and f not in ("model_type", "model_filename")]
-    return first + ["model_type"] + rest
+    return first + ([] if "model_type" in sides else ["model_type"]) + rest
 
 
 def shown_value(name: str, value) -> str:
@@ -263,6 +264,9 @@ def _table(spec: ReportKind, chosen: "Shown", rows: list, metrics: list[str],
         line = [_cell(spec, row, name, texts_of) for name in chosen.columns]
         for name in chosen.sides:
             bv, cv = texts_of[name]
+            display = DISPLAY.get(name)
+            if display and f"{display}_base" in row.index and bv and cv:
+                bv, cv = row[f"{display}_base"], row[f"{display}_cand"]
             line += [shown(name, bv), shown(name, cv)]
         for metric in metrics:
             info = column_info(spec.table, metric)

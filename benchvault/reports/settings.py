@@ -74,7 +74,7 @@ def _known_build(commit: Any, number: Any) -> tuple[str | None, int | None]:
     known = None
     if name:
         for key in data.get("builds", {}):
-            if name.startswith(key) or key.startswith(name) and len(name) >= 7:
+            if name.startswith(key) or (key.startswith(name) and len(name) >= 7):
                 known = key
                 break
     try:
