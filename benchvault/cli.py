@@ -506,12 +506,13 @@ def compare(
 
     One candidate: baseline and candidate side by side, with speedup (1.25x) and change
     (-20.0%). Several candidates (--by engine, or --candidate repeated): an N-way table, each
-    candidate's value and ratio per row, their geometric mean last. Rows pair on every
-    configuration field the sides share (concurrency, dataset, ...); a setting that differs
-    is a column or splits a side, never averaged away; only repeats of one configuration are
+    candidate's value and ratio per row, their geometric mean last. Rows pair when they ran
+    the same test and every setting not chosen by --baseline/--candidate/--by is equal
+    (concurrency, dataset, flash attention, model...); only repeats of one configuration are
     averaged. A setting a row leaves out at the tool's default is that default; one it does
-    not say (a blank) is unknown and pairs with any value, said under the table. No comparable
-    rows: exit 1 with one line naming what each side has."""
+    not say (a blank) is unknown and pairs with any value. Every difference is a column or a
+    note under the table. No comparable rows: exit 1 with one line naming what each side
+    has."""
     from .reports import ReportError
     from .reports.compare import compare as run_compare
     from .reports.ratios import NoComparableRows

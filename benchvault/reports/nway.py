@@ -22,6 +22,9 @@ import pandas as pd
 
 from .pairing import MODEL_FIELDS, differences, match_rows, note, pairing_fields, sides_line
 from .ratios import Comparison, NoComparableRows, format_speedup, speedup, texts
+from .settings import WORDS
+from .settings import shown as shown_setting
+from .settings import text as setting_text
 from .experiments import TEST_FIELDS, Layout, fold_repeats
 from .kinds import ReportKind
 from .query import ReportError, apply_where, parse_conditions
@@ -246,6 +249,9 @@ def _number(row: pd.Series, metric: str) -> float | None:
 
 
 def _shown(spec: ReportKind, row: pd.Series, name: str) -> str:
+    if name in WORDS:                       # flash attention: on / off / auto
+        return shown_setting(name, setting_text(row.get(name))) if setting_text(
+            row.get(name)) is not None else ""
     column = DISPLAY.get(name)
     value = row.get(column) if column in row.index else row.get(name)
     info = column_info(spec.table, name)
