@@ -63,13 +63,19 @@ def match_rows(base: pd.DataFrame, cand: pd.DataFrame, fields: list[str], table:
     free = set(chosen)
     if match:
         free |= {f for f in fields if f not in match and f not in tests}
-    test_cols = [t for t in tests if t in fields]
+    # Rows are looked up by the test and every setting that must be equal and that every row
+    # of both sides knows: only rows alike on those are compared setting by setting.
+    exact = [f for f in fields if f in tests or
+             (f not in free and not (f in chosen and f not in MODEL_FIELDS)
+              and b[f].notna().all() and c[f].notna().all())]
+    if "model" in exact:
+        exact.remove("model")            # one model as two engines name it may pair
     candidates: dict[tuple, list] = {}
-    for ci in c.index:
-        candidates.setdefault(tuple(c.at[ci, t] for t in test_cols), []).append(ci)
+    for ci, key in zip(c.index, c[exact].itertuples(index=False, name=None)):
+        candidates.setdefault(key, []).append(ci)
     scored = []
-    for bi in b.index:
-        for ci in candidates.get(tuple(b.at[bi, t] for t in test_cols), []):
+    for bi, key in zip(b.index, b[exact].itertuples(index=False, name=None)):
+        for ci in candidates.get(key, []):
             pair = _pair(b.loc[bi], c.loc[ci], fields, free, chosen, strict)
             if pair is not None:
                 pair.base, pair.cand = bi, ci

@@ -104,50 +104,50 @@ def llama_bench_default(field: str, commit: Any, number: Any) -> str | None:
 
 
 def llama_bench_settings(frame: pd.DataFrame, fields: list[str]) -> pd.DataFrame:
-    """Each row's value of each field (text, None for unknown) and its kind (a frame of
-    `printed` / `defaulted` / `unknown` with the same shape, in ``.attrs['kinds']``)."""
-    values = pd.DataFrame(index=frame.index, columns=fields, dtype=object)
-    kinds = pd.DataFrame("unknown", index=frame.index, columns=fields, dtype=object)
+    """Each row's value of each field (text, None for unknown); their kinds (`printed`,
+    `defaulted`, `unknown`) in ``.attrs['kinds']``."""
     hidden = llama_bench_defaults().get("hidden", {})
-    formats = frame["format"] if "format" in frame else pd.Series(None, index=frame.index)
-    commits = frame.get("build_commit", pd.Series(None, index=frame.index))
-    numbers = frame.get("build_number", pd.Series(None, index=frame.index))
-    for index in frame.index:
-        record = formats.get(index) in RECORD_FORMATS
-        for field in fields:
-            value = text(frame.at[index, field]) if field in frame else UNKNOWN
-            kind = "printed"
-            if value is None:
-                kind = "unknown"
-                if field in hidden:
-                    value = (hidden[field].get("introduced") if record
-                             else llama_bench_default(field, commits.get(index),
-                                                      numbers.get(index)))
-                    kind = "defaulted" if value is not None else "unknown"
-            values.at[index, field] = value
-            kinds.at[index, field] = kind
-    values.attrs["kinds"] = kinds
-    return values
+    blank = pd.Series(None, index=frame.index, dtype=object)
+    record = frame.get("format", blank).isin(RECORD_FORMATS)
+    builds = list(zip(frame.get("build_commit", blank), frame.get("build_number", blank)))
+    values, kinds = {}, {}
+    for field in fields:
+        column = frame[field].map(text) if field in frame else blank.copy()
+        kind = column.map(lambda v: "unknown" if v is None else "printed")
+        if field in hidden and column.isna().any():
+            introduced = hidden[field].get("introduced")
+            filled = [v if v is not None else (introduced if rec else
+                                               llama_bench_default(field, *build))
+                      for v, rec, build in zip(column, record, builds)]
+            filled = pd.Series(filled, index=frame.index, dtype=object)
+            kind = kind.where(column.notna() | filled.isna(), "defaulted")
+            column = filled
+        values[field], kinds[field] = column.astype(object), kind
+    return _frame(frame.index, fields, values, kinds)
 
 
 def serving_settings(frame: pd.DataFrame, fields: list[str]) -> pd.DataFrame:
     """As llama_bench_settings for serving runs: a blank is the default of the benchmark client
     where it has one (no --max-concurrency is no limit), else unknown."""
     defaults = serving_defaults()
-    values = pd.DataFrame(index=frame.index, columns=fields, dtype=object)
-    kinds = pd.DataFrame("unknown", index=frame.index, columns=fields, dtype=object)
+    blank = pd.Series(None, index=frame.index, dtype=object)
+    values, kinds = {}, {}
     for field in fields:
-        column = frame[field] if field in frame else pd.Series(None, index=frame.index)
-        for index, raw in column.items():
-            value, kind = text(raw), "printed"
-            if value is None and field not in SERVING_UNKNOWN and field in defaults:
-                value, kind = defaults[field], "defaulted"
-            elif value is None:
-                kind = "unknown"
-            values.at[index, field] = value
-            kinds.at[index, field] = kind
-    values.attrs["kinds"] = kinds
-    return values
+        column = frame[field].map(text) if field in frame else blank.copy()
+        kind = column.map(lambda v: "unknown" if v is None else "printed")
+        if field not in SERVING_UNKNOWN and field in defaults:
+            kind = kind.where(column.notna(), "defaulted")
+            column = column.where(column.notna(), defaults[field])
+        values[field], kinds[field] = column.astype(object), kind
+    return _frame(frame.index, fields, values, kinds)
+
+
+def _frame(index: pd.Index, fields: list[str], values: dict, kinds: dict) -> pd.DataFrame:
+    out = pd.DataFrame({f: values[f] for f in fields}, index=index, columns=fields, dtype=object)
+    out = out.astype(object).where(out.notna(), None)
+    out.attrs["kinds"] = pd.DataFrame({f: kinds[f] for f in fields}, index=index,
+                                      columns=fields, dtype=object)
+    return out
 
 
 def settings_of(frame: pd.DataFrame, fields: list[str], table: str) -> pd.DataFrame:
