@@ -34,6 +34,15 @@ def notes(text: str) -> list[str]:
     return [ln[2:] for ln in text.splitlines() if ln.startswith("- ")]
 
 
+def q8_0_only(tmp_path):
+    """0.3.36's -o json with its Q8_0 records only: a build that ran the Q8_0 model alone."""
+    path = tmp_path / "llama.cpp-0.3.36-q8_0-only.json"
+    records = [r for r in json.loads((NEW / "out_json.json").read_text())
+               if r["model_type"].endswith("Q8_0")]
+    path.write_text(json.dumps(records, indent=2) + "\n")
+    return path
+
+
 def truth(path, **where) -> float:
     [row] = [r for r in json.loads(path.read_text())
              if all(r[k] == v for k, v in where.items())]
@@ -130,12 +139,11 @@ def test_records_with_auto_fa_and_ngl_minus_one_are_not_paired_in_silence(tmp_pa
 
 
 def test_different_models_exit_1_in_two_way_and_are_left_out_of_an_n_way(tmp_path):
-    """Three builds: two ran the F16 model, one (a Q8_0-only subset of 0.3.36's JSON) the
+    """Three builds: two ran the F16 model, one (0.3.36's JSON, its Q8_0 records only) the
     Q8_0 model.  Two-way: exit 1 naming both models, no internal error.  N-way: the Q8_0 build
     is no column, and why is said."""
     db = tmp_path / "w.db"
-    ingest_into(db, OLD / "md_sweep_p_n_t_fa.md", MID / "md_sweep_p_n_t_fa.md",
-                FIXTURES / "compare" / "llama.cpp-0.3.36-q8_0-only.json")
+    ingest_into(db, OLD / "md_sweep_p_n_t_fa.md", MID / "md_sweep_p_n_t_fa.md", q8_0_only(tmp_path))
     two = compare(db, "--baseline", "build_commit=1d1ccce", "--candidate", "build_commit=0c1e570")
     assert two.exit_code == 1, two.output
     assert "Model llama ?B F16;" in two.stdout and "Model llama ?B Q8_0;" in two.stdout
@@ -206,10 +214,11 @@ def test_defaults_by_build():
 
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory):
-    db = tmp_path_factory.mktemp("pairing") / "w.db"
+    scratch = tmp_path_factory.mktemp("pairing")
+    db = scratch / "w.db"
     ingest_into(db, OLD / "md_default_two_models.md", OLD / "out_json.json",
                 MID / "md_sweep_p_n_t_fa.md", MID / "out_sql.sql",
-                NEW / "md_default_two_models.md", FIXTURES / "compare",
+                NEW / "md_default_two_models.md", q8_0_only(scratch),
                 CONTRACT / "vllm-0.11.0" / "c2.txt", CONTRACT / "vllm-0.32.0" / "c2.txt",
                 CONTRACT / "vllm-0.32.0" / "goodput.txt")
     return db
