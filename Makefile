@@ -7,7 +7,7 @@ PORT ?= 8001
 DEMO_CAPTURES = $(shell find fixtures/contract/vllm-* fixtures/contract/llama.cpp-* -type f \
                   ! -name '*.truth.json' ! -name ABOUT.json | sort)
 
-.PHONY: install test demo bench contract clean
+.PHONY: install test demo bench contract peers clean
 
 install: $(VENV)/.installed
 
@@ -48,5 +48,11 @@ bench: install
 contract: install
 	$(PY) tests/contract/run.py $(VERSIONS)
 
+# llama.cpp's compare-llama-bench.py (from the llama-cpp-python sdist, with pip) beside
+# `benchvault compare` on the contract captures: the rows and values that agree (not part of
+# `make test`; docs/analyses.md says why the rest differ).
+peers: install
+	$(PY) bench/peers.py
+
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache $(DEMO_DB)
+	rm -rf $(VENV) *.egg-info .pytest_cache $(DEMO_DB) .peers

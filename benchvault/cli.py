@@ -541,7 +541,10 @@ def compare(
                                                        "llama-bench, ..."),
     where: List[str] = typer.Option([], "--where", help="Filter both sides."),
     metric: List[str] = typer.Option([], "--metric", help="Metric(s) to compare (repeatable)."),
-    match: List[str] = typer.Option([], "--match", help="Columns pairing the rows."),
+    match: List[str] = typer.Option([], "--match", help="Columns pairing the rows; the other "
+                                    "settings may differ (each difference is said)."),
+    strict: bool = typer.Option(False, "--strict", help="Pair only rows whose every setting "
+                                "is known and equal on both sides."),
     fail_on_regression: Optional[float] = typer.Option(
         None, "--fail-on-regression", help="Exit 1 when a candidate is worse than its baseline "
                                            "by more than PCT percent on a compared metric."),
@@ -550,12 +553,16 @@ def compare(
 
     One candidate: baseline and candidate side by side, with speedup (1.25x) and change
     (-20.0%). Several candidates (--by engine, or --candidate repeated): an N-way table, each
-    candidate's value and ratio per row, their geometric mean last. Rows pair on every
-    configuration field the sides share (concurrency, dataset, ...); a setting that differs
-    is a column or splits a side, never averaged away; only repeats of one configuration are
-    averaged."""
+    candidate's value and ratio per row, their geometric mean last. Rows pair when they ran
+    the same test and every setting not chosen by --baseline/--candidate/--by is equal
+    (concurrency, dataset, flash attention, model...); only repeats of one configuration are
+    averaged. A setting a row leaves out at the tool's default is that default; one it does
+    not say (a blank) is unknown and pairs with any value. Every difference is a column or a
+    note under the table. No comparable rows: exit 1 with one line naming what each side
+    has."""
     from .reports import ReportError
     from .reports.compare import compare as run_compare
+    from .reports.ratios import NoComparableRows
 
     if not candidate and not by:
         raise BenchvaultError("compare wants --candidate (repeatable) or --by")
@@ -567,12 +574,15 @@ def compare(
 
         result = run_compare(db, baseline, kind=kind, where=where, metrics=_split(metric),
                              match=_split(match), candidates=[selection(c) for c in candidate],
-                             by=_split(by))
+                             by=_split(by), strict=strict)
         text = result.markdown()
         if out is not None:
             _write_comparison(result, kind, text, out)
     except OSError as exc:
         raise _os_failure(exc, out) from None
+    except NoComparableRows as exc:
+        print(str(exc))
+        raise typer.Exit(ExitCode.FINDINGS) from None
     except (ReportError, ValueError) as exc:
         raise BenchvaultError(str(exc)) from None
     print(text, end="")

@@ -44,7 +44,7 @@ def test_compare_llama_bench_builds_agrees_with_compare_llama_bench_py(tmp_path)
     for mine, theirs in zip(ours, truth):       # row for row, in the peer's order
         assert mine["CPU"] == theirs["CPU"]
         assert mine["Model"] == theirs["Model"]
-        assert {"0": "No", "1": "Yes"}[mine["fa"]] == theirs["FlashAttention"]
+        assert {"off": "No", "on": "Yes"}[mine["fa"]] == theirs["FlashAttention"]
         assert mine["Test"] == theirs["Test"]
         for ours_column, truth_column in (("Baseline t/s", f"t/s {baseline}"),
                                           ("Candidate t/s", f"t/s {candidate}")):
@@ -63,7 +63,7 @@ def test_the_setting_that_differs_is_a_column_never_a_mean(tmp_path):
                                       "--candidate", "build_commit=c0ffee0",
                                       "--where", "model_type~F16"])
     rows = pipe_rows(result.stdout)
-    assert [(r["fa"], r["Test"]) for r in rows] == [("0", "pp64"), ("0", "tg16"),
-                                                    ("1", "pp64"), ("1", "tg16")]
+    assert [(r["fa"], r["Test"]) for r in rows] == [("off", "pp64"), ("off", "tg16"),
+                                                    ("on", "pp64"), ("on", "tg16")]
     # Two decimals, as llama-bench and its compare script print them.
     assert all(re.fullmatch(r"\d+\.\d\d", r["Baseline t/s"]) for r in rows)

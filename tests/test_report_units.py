@@ -174,8 +174,10 @@ def test_compare_speedup_and_regression_exit(strix_db):
                      metrics=["output_throughput", "mean_ttft_ms"])
     table = cells(result.table.markdown())
     row16 = next(r for r in table[1:] if r[1] == "c=16")
+    # The models differ: each side's is shown.
+    assert row16[2:4] == ["llama-2-7b.Q8_0.gguf", "llama-2-7b.Q4_K_M.gguf"]
     # 161.34 -> 178.68 tok/s; TTFT 395.97 -> 381.53 ms (lower is better, so a speedup)
-    assert row16[2:] == ["161.34", "178.68", "1.11x", "+10.7%", "395.97", "381.53", "1.04x",
+    assert row16[4:] == ["161.34", "178.68", "1.11x", "+10.7%", "395.97", "381.53", "1.04x",
                          "+3.8%"]
     runner = CliRunner()
     worse = ["compare", "--db", str(strix_db), "--baseline", "model~Q4_K_M",

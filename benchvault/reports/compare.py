@@ -38,7 +38,9 @@ from .query import (
     read_frame,
     table_columns,
 )
-from .ratios import Comparison, format_speedup, speedup, texts
+from .pairing import MODEL_FIELDS, differences, match_rows, note, pairing_fields, sides_line
+from .ratios import Comparison, NoComparableRows, format_speedup, speedup
+from .settings import shown
 from .report import ReportOptions, naming_for
 from .table import DECIMALS, Column, Table, column_info, format_value
 
@@ -47,7 +49,7 @@ def compare(db_path: str | Path, baseline: list[str], candidate: list[str] | Non
             kind: str = "sweep", where: list[str] | None = None, metrics: list[str] | None = None,
             match: list[str] | None = None, options: ReportOptions | None = None,
             conn: sqlite3.Connection | None = None, candidates: list[list[str]] | None = None,
-            by: list[str] | None = None) -> Comparison:
+            by: list[str] | None = None, strict: bool = False) -> Comparison:
     """Baseline against candidate (two sides), or against several (``candidates``: one list
     of conditions each; or ``by``: every other value of those columns) in an N-way table."""
     spec = get_kind(kind)
@@ -73,7 +75,8 @@ def compare(db_path: str | Path, baseline: list[str], candidate: list[str] | Non
     candidates = candidates if candidates is not None else ([candidate] if candidate else [])
     if by or len(candidates) > 1:
         base, others, chosen = sides_of(frame, baseline, candidates, list(by or []))
-        return nway(spec, layout_for(spec.table), frame, base, others, chosen, metrics)
+        return nway(spec, layout_for(spec.table), frame, base, others, chosen, metrics,
+                    match=list(match or []), strict=strict)
     candidate = candidates[0] if candidates else []
     base_conds, cand_conds = parse_conditions(baseline), parse_conditions(candidate)
     if not base_conds or not cand_conds:
@@ -84,32 +87,125 @@ def compare(db_path: str | Path, baseline: list[str], candidate: list[str] | Non
     for name in list(match or []):
         if name not in frame:
             raise ReportError(f"unknown column {name!r}")
-    notes = []
+    notes: list[str] = []
     if base.empty or cand.empty:
-        notes.append(("No baseline rows" if base.empty else "No candidate rows") + " match.")
-        return Comparison(None, list(match or []), metrics, notes=notes)
+        side, conds = ("baseline", baseline) if base.empty else ("candidate", candidate)
+        raise NoComparableRows(f"no comparable rows: no {side} rows match "
+                               f"{' '.join(conds)}")
     layout = layout_for(spec.table)
-    if layout is not None:
-        # Repeats of one configuration are averaged; nothing else is.
-        base = fold_repeats(base, layout.repeat_key, metrics, "mean")
-        cand = fold_repeats(cand, layout.repeat_key, metrics, "mean")
-    pairing = Pairing.of(spec, layout, base, cand, chosen, list(match or []))
-    b, c = (pairing.keyed(side, spec) for side in (base, cand))
-    paired = b.merge(c, on=pairing.key, how="inner", suffixes=("_base", "_cand")) \
-        if pairing.key else b.add_suffix("_base").join(c.add_suffix("_cand"), how="cross")
+    if layout is None:
+        return _plain(spec, base, cand, chosen, list(match or []), metrics, notes)
+    # Repeats of one configuration are averaged; nothing else is.
+    base = fold_repeats(base, layout.repeat_key, metrics, "mean")
+    cand = fold_repeats(cand, layout.repeat_key, metrics, "mean")
+    fields = pairing_fields(layout, frame)
+    matching = match_rows(base, cand, fields, spec.table, chosen=chosen,
+                          match=list(match or []), strict=strict)
+    if not matching.pairs:
+        raise NoComparableRows(sides_line(base, cand, fields, spec.table,
+                                          lambda n: _header(spec, n)))
+    return _paired_table(spec, layout, base, cand, matching, chosen, metrics, notes)
+
+
+def _header(spec: ReportKind, name: str) -> str:
+    return column_info(spec.table, name).header
+
+
+def _plain(spec: ReportKind, base: pd.DataFrame, cand: pd.DataFrame, chosen: set[str],
+           match: list[str], metrics: list[str], notes: list[str]) -> Comparison:
+    """A table without configurations: rows pair on the report kind's match columns."""
+    key = match or [c for c in spec.match if c not in chosen and c in base]
+    keyed = []
+    for side in (base, cand):
+        out = side.copy()
+        for col in key:
+            info = column_info(spec.table, col)
+            out[col] = out[col].map(lambda v, info=info: format_value(v, info))
+        keyed.append(out)
+    b, c = keyed
+    paired = b.merge(c, on=key, how="inner", suffixes=("_base", "_cand")) if key else \
+        b.add_suffix("_base").join(c.add_suffix("_cand"), how="cross")
     if paired.empty:
-        notes.append(f"No baseline and candidate rows share {', '.join(pairing.key)}.")
-        return Comparison(None, pairing.key, metrics, notes=notes)
-    paired = pairing.sorted(paired)
-    for name, side, other in (("baseline", b, c), ("candidate", c, b)):
-        if not pairing.key:
+        raise NoComparableRows(f"no comparable rows: baseline and candidate share no "
+                               f"{', '.join(key)}")
+    shown = Shown(key, [], [])
+    return _table(spec, shown, [(row, {}) for _, row in paired.iterrows()], metrics, notes)
+
+
+@dataclass
+class Shown:
+    """The settings a comparison shows: one column each (equal on both sides of every row),
+    a baseline and a candidate column each (they differ on some row)."""
+
+    columns: list[str]
+    sides: list[str]
+    order: list[str]
+
+
+def _paired_table(spec: ReportKind, layout: Layout, base: pd.DataFrame, cand: pd.DataFrame,
+                  matching, chosen: set[str], metrics: list[str],
+                  notes: list[str]) -> Comparison:
+    selection = {f for f in chosen if f not in MODEL_FIELDS}
+    said = differences(matching, skip=selection)
+    same, sides = [], []
+    for name in matching.fields:
+        if name in selection or name in TEST_FIELDS:
             continue
-        lonely = side.merge(other[pairing.key].drop_duplicates(), on=pairing.key, how="left",
-                            indicator=True)
-        for _, row in lonely[lonely["_merge"] == "left_only"].iterrows():
-            notes.append(f"Only in the {name}: " +
-                         ", ".join(f"{k}={row[k]}" for k in pairing.shown))
-    return _table(spec, pairing, paired, metrics, notes)
+        values = matching.values(name)
+        if name in said:
+            # The model, when it differs, is always a column (the others a note if constant).
+            if len(set(values)) > 1 or name in ("model", "model_type"):
+                sides.append(name)
+            else:
+                notes.append(note(name, _header(spec, name), values))
+        elif len({bv for bv, _ in values}) > 1:
+            same.append(name)
+    for name in spec.match:
+        if name in matching.fields and name not in same and name not in sides \
+                and name not in said and name not in TEST_FIELDS and name not in selection:
+            same.insert(0, name)
+    if layout is LLAMA_BENCH:
+        same = _llama_bench_shown(same, matching, sides)
+    if "test" in matching.fields:
+        same.append("test")
+    order = [f for f in ("n_gen", "n_prompt", "n_depth") if f in matching.fields] \
+        if layout is LLAMA_BENCH else []
+    rows = []
+    for p in matching.pairs:
+        row = pd.concat([base.loc[p.base].add_suffix("_base"), cand.loc[p.cand].add_suffix("_cand")])
+        texts_of = {name: (matching.base.at[p.base, name], matching.cand.at[p.cand, name])
+                    for name in matching.fields}
+        rows.append((row, texts_of))
+    rows = _sorted(rows, same, order)
+    for name, label in (("baseline", "base"), ("candidate", "cand")):
+        settings = matching.base if label == "base" else matching.cand
+        used = {getattr(p, label) for p in matching.pairs}
+        telling = [k for k in matching.fields if k not in ("n_prompt", "n_gen", "n_depth")
+                   and (k == "test" or len(set(settings[k])) > 1 or k in same)]
+        for index in settings.index:
+            if index in used:
+                continue
+            parts = [f"{_header(spec, k)} {shown_value(k, settings.at[index, k])}"
+                     for k in telling if settings.at[index, k]]
+            notes.append(f"Only in the {name}: " + (", ".join(parts) or "a row"))
+    return _table(spec, Shown(same, sides, order), rows, metrics, notes)
+
+
+def _sorted(rows: list, names: list[str], order: list[str]) -> list:
+    def key(item):
+        _, texts_of = item
+        out = []
+        for name in [n for n in names if n != "test"] + order:
+            value = texts_of.get(name, (None, None))[0]
+            if name in order:
+                try:
+                    out.append((0, float(value), ""))
+                except (TypeError, ValueError):
+                    out.append((1, 0.0, str(value)))
+            else:
+                out.append((0, 0.0, "" if value is None else str(value)))
+        return out
+    return sorted(rows, key=key) if order else rows
 
 
 def _check_baseline(conn: sqlite3.Connection, table: str, baseline: list[str], by: list[str],
@@ -132,100 +228,46 @@ def _check_baseline(conn: sqlite3.Connection, table: str, baseline: list[str], b
                           f"{', '.join(by)} takes: {', '.join(dict.fromkeys(names))}")
 
 
-@dataclass
-class Pairing:
-    """How baseline and candidate rows pair, and which of their settings the table shows.
-
-    Rows pair when they agree on every configuration field both selections have values of in
-    common (llama-bench: every one of compare-llama-bench.py's key properties); a field whose
-    values the two selections do not share (the build compared, a model and its quantization)
-    tells baseline from candidate.  Settings that vary between the paired rows are shown (as
-    one column, or as a baseline and a candidate column when they tell the sides apart), never
-    averaged away.
-    """
-
-    key: list[str]
-    shown: list[str]
-    sides: list[str]              # fields shown for each side (they tell the sides apart)
-    order: list[str]              # llama-bench: n_gen, n_prompt, n_depth after the shown ones
-
-    @classmethod
-    def of(cls, spec: ReportKind, layout: Layout | None, base: pd.DataFrame,
-           cand: pd.DataFrame, chosen: set[str], match: list[str]) -> "Pairing":
-        if match or layout is None:
-            key = match or [c for c in spec.match if c not in chosen and c in base]
-            return cls(key, key, [], [])
-        fields = [f for f in (*layout.fields, *TEST_FIELDS) if f in base and f in cand]
-        key, sides = [], []
-        for f in fields:
-            if f in chosen or (set(texts(base[f])) & set(texts(cand[f]))) == set():
-                if f not in chosen and (texts(base[f]).nunique() > 1 or
-                                        texts(cand[f]).nunique() > 1):
-                    sides.append(f)
-                continue
-            key.append(f)
-        both = pd.concat([base, cand])
-        shown = [f for f in key if f not in TEST_FIELDS and texts(both[f]).nunique() > 1]
-        for f in spec.match:
-            if f in key and f not in shown and f not in TEST_FIELDS:
-                shown.insert(0 if f != "test" else len(shown), f)
-        if layout is LLAMA_BENCH:
-            shown = _llama_bench_shown(shown, both)
-        if "test" in both and "test" not in shown:
-            shown.append("test")
-        return cls(key, shown, sides, [f for f in ("n_gen", "n_prompt", "n_depth")
-                                       if f in key and layout is LLAMA_BENCH])
-
-    def keyed(self, side: pd.DataFrame, spec: ReportKind) -> pd.DataFrame:
-        """The side's rows with their key fields as printed (16 and 16.0 are one key)."""
-        out = side.copy()
-        for col in self.key:
-            source = DISPLAY[col] if col in DISPLAY and DISPLAY[col] in out else col
-            info = column_info(spec.table, col)
-            out[col] = out[source].map(lambda v, info=info: format_value(v, info))
-        return out
-
-    def sorted(self, paired: pd.DataFrame) -> pd.DataFrame:
-        if not self.order:
-            return paired
-        names = [c for c in self.shown if c != "test"] + self.order
-        numeric = paired[names].apply(lambda s: pd.to_numeric(s, errors="coerce")
-                                      if s.name in self.order else s)
-        order = numeric.sort_values(names, kind="stable").index
-        return paired.loc[order]
-
-
-def _llama_bench_shown(shown: list[str], rows: pd.DataFrame) -> list[str]:
+def _llama_bench_shown(shown: list[str], matching, sides: list[str]) -> list[str]:
     """compare-llama-bench.py's columns: the machine and GPU layers first (the CPU too when
-    layers stay on it), then the model, then the other settings that differ."""
+    layers stay on it and some row names it), then the model, then the other settings."""
     first = [f for f in ("cpu_info", "gpu_info", "n_gpu_layers", "main_gpu") if f in shown]
-    layers = texts(rows["n_gpu_layers"]) if "n_gpu_layers" in rows else pd.Series(["99"])
-    if "cpu_info" not in first and "cpu_info" in rows and layers.nunique() == 1 \
-            and layers.iloc[0] != "99":
+    layers = {v for pair in matching.values("n_gpu_layers") for v in pair} \
+        if "n_gpu_layers" in matching.fields else {"99"}
+    cpus = {v for pair in matching.values("cpu_info") for v in pair if v} \
+        if "cpu_info" in matching.fields else set()
+    if "cpu_info" not in first and cpus and len(layers) == 1 and layers != {"99"}:
         first.insert(0, "cpu_info")
+    if "cpu_info" in first and not cpus:
+        first.remove("cpu_info")
     rest = [f for f in shown if f not in first and f not in ("model_type", "model_filename")]
-    return first + ["model_type"] + rest
+    return first + ([] if "model_type" in sides else ["model_type"]) + rest
 
 
-def _table(spec: ReportKind, pairing: Pairing, paired: pd.DataFrame, metrics: list[str],
+def shown_value(name: str, value) -> str:
+    return "" if value is None else shown(name, value)
+
+
+def _table(spec: ReportKind, chosen: "Shown", rows: list, metrics: list[str],
            notes: list[str]) -> Comparison:
-    shown = [c for c in pairing.shown]
     columns = []
-    for name in shown:
+    for name in chosen.columns:
         col = column_info(spec.table, name)
         col.kind, col.fmt = "text", dict(spec.formats).get(name)
         columns.append(col)
-    for name in pairing.sides:
+    for name in chosen.sides:
         info = column_info(spec.table, name)
         columns += [Column(name, f"Baseline {info.header}", kind="text"),
                     Column(name, f"Candidate {info.header}", kind="text")]
     cells, worst = [], None
-    for _, row in paired.iterrows():
-        line = [_shown(row, name, spec) for name in shown]
-        for name in pairing.sides:
-            info = column_info(spec.table, name)
-            line += [format_value(row.get(f"{name}_base"), info),
-                     format_value(row.get(f"{name}_cand"), info)]
+    for row, texts_of in rows:
+        line = [_cell(spec, row, name, texts_of) for name in chosen.columns]
+        for name in chosen.sides:
+            bv, cv = texts_of[name]
+            display = DISPLAY.get(name)
+            if display and f"{display}_base" in row.index and bv and cv:
+                bv, cv = row[f"{display}_base"], row[f"{display}_cand"]
+            line += [shown(name, bv), shown(name, cv)]
         for metric in metrics:
             info = column_info(spec.table, metric)
             info.decimals = DECIMALS          # a mean: two places, as the tools print
@@ -242,18 +284,23 @@ def _table(spec: ReportKind, pairing: Pairing, paired: pd.DataFrame, metrics: li
         columns += [Column(metric, f"Baseline {info.header}"),
                     Column(metric, f"Candidate {info.header}"),
                     Column("speedup", "Speedup"), Column("change", "Change")]
-    if pairing.sides:
-        notes.append("Settings that tell baseline from candidate: "
-                     + ", ".join(column_info(spec.table, s).header for s in pairing.sides)
-                     + "; every pair of rows that agree on the rest is compared.")
     table = Table(columns, cells, [[False] * len(columns) for _ in cells])
-    return Comparison(table, pairing.key, metrics, worst, notes)
+    return Comparison(table, chosen.columns, metrics, worst, notes)
 
 
-def _shown(row: pd.Series, name: str, spec: ReportKind) -> str:
-    """A key field of a paired row as printed (keys are already text; others per side)."""
-    value = row.get(name, row.get(f"{name}_base"))
-    if isinstance(value, str):
-        fmt = dict(spec.formats).get(name)
-        return fmt.format(value) if fmt and value else value
-    return format_value(value, column_info(spec.table, name))
+def _cell(spec: ReportKind, row: pd.Series, name: str, texts_of: dict) -> str:
+    """A setting equal on both sides of a paired row, as shown (its display form where the
+    report has one: a model's short name)."""
+    display = DISPLAY.get(name)
+    if display and f"{display}_base" in row.index and isinstance(row[f"{display}_base"], str):
+        value = row[f"{display}_base"]
+    elif name in texts_of:
+        value = texts_of[name][0]
+        value = shown(name, value) if value is not None else ""
+    else:
+        value = row.get(name, row.get(f"{name}_base"))
+        value = format_value(value, column_info(spec.table, name))
+    if not isinstance(value, str):
+        value = "" if value is None else str(value)
+    fmt = dict(spec.formats).get(name)
+    return fmt.format(value) if fmt and value else value

@@ -20,7 +20,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .ratios import Comparison, format_speedup, speedup, texts
+from .pairing import MODEL_FIELDS, differences, match_rows, note, pairing_fields, sides_line
+from .ratios import Comparison, NoComparableRows, format_speedup, speedup, texts
+from .settings import WORDS
+from .settings import shown as shown_setting
+from .settings import text as setting_text
 from .experiments import TEST_FIELDS, Layout, fold_repeats
 from .kinds import ReportKind
 from .query import ReportError, apply_where, parse_conditions
@@ -105,27 +109,52 @@ def _varies(rows: pd.DataFrame, column: str) -> bool:
 
 
 def nway(spec: ReportKind, layout: Layout | None, frame: pd.DataFrame, base: Side,
-         candidates: list[Side], chosen: set[str], metrics: list[str]) -> NWay:
+         candidates: list[Side], chosen: set[str], metrics: list[str],
+         match: list[str] | None = None, strict: bool = False) -> NWay:
     if layout is None:
         raise ReportError(f"an N-way comparison needs configurations; {spec.name} has none")
     if base.rows.empty:
-        return NWay(None, [], metrics, notes=["No baseline rows match."])
+        raise NoComparableRows(f"no comparable rows: no baseline rows match {base.name}")
     base = Side(base.name, fold_repeats(base.rows, layout.repeat_key, metrics, "mean"))
     candidates = [Side(c.name, fold_repeats(c.rows, layout.repeat_key, metrics, "mean"))
                   for c in candidates if not c.rows.empty]
     if not candidates:
-        return NWay(None, [], metrics, notes=["No candidate rows match."])
-    fields = [f for f in (*layout.fields, *TEST_FIELDS) if f in frame and f not in chosen]
-    # Each candidate pairs with the baseline on the fields whose values the two share; a
-    # candidate holding several configurations per such key is split by what tells them apart.
-    split = []
+        raise NoComparableRows("no comparable rows: no candidate rows match "
+                               "(the baseline is every row)")
+    fields = pairing_fields(layout, frame)
+    header = (lambda n: column_info(spec.table, n).header)
+    # Each candidate pairs with the baseline as two sides do; a candidate holding several
+    # configurations that pair with one baseline row is split by what tells them apart.
+    split, notes = [], []
     for c in candidates:
-        key = [f for f in fields if set(texts(base.rows[f])) & set(texts(c.rows[f]))]
-        split += [(part, key) for part in _split(c, [f for f in fields if f not in key])]
-    row_fields = [f for f in fields if _varies(base.rows, f) and f not in TEST_FIELDS]
+        matching = match_rows(base.rows, c.rows, fields, spec.table, chosen=chosen,
+                              match=match, strict=strict)
+        if not matching.pairs:
+            notes.append(f"{c.name}: " + sides_line(base.rows, c.rows, fields, spec.table,
+                                                    header))
+            continue
+        partners: dict = {}
+        for p in matching.pairs:
+            partners.setdefault(p.base, []).append(p.cand)
+        ambiguous = [f for f in fields if any(len({matching.cand.at[i, f] for i in found}) > 1
+                                              for found in partners.values())]
+        for part in (_split(c, ambiguous) if ambiguous else [c]):
+            split.append((part, matching if part is c else
+                          match_rows(base.rows, part.rows, fields, spec.table, chosen=chosen,
+                                     match=match, strict=strict)))
+    if not split:
+        raise NoComparableRows(sides_line(base.rows, pd.concat([c.rows for c in candidates]),
+                                          fields, spec.table, header,
+                                          ("the baseline", "the candidates")))
+    row_fields = [f for f in fields if f not in chosen and _varies(base.rows, f)
+                  and f not in TEST_FIELDS]
     if "test" in base.rows and _varies(base.rows, "test"):
         row_fields.append("test")
-    return _table(spec, base, split, row_fields, metrics)
+    selection = {f for f in chosen if f not in MODEL_FIELDS}
+    for c, matching in split:
+        for name, values in differences(matching, skip=selection).items():
+            notes.append(f"{c.name}: " + note(name, header(name), values))
+    return _table(spec, base, split, row_fields, metrics, notes)
 
 
 def _split(side: Side, fields: list[str]) -> list[Side]:
@@ -138,18 +167,15 @@ def _split(side: Side, fields: list[str]) -> list[Side]:
             for name in dict.fromkeys(label)]
 
 
-def _key_texts(rows: pd.DataFrame, key: list[str]) -> pd.Series:
-    if not key:
-        return pd.Series([""] * len(rows), index=rows.index)
-    return rows[key].apply(lambda r: "\x1f".join(texts(r)), axis=1)
-
-
-def _table(spec: ReportKind, base: Side, paired: list[tuple[Side, list[str]]],
-           row_fields: list[str], metrics: list[str]) -> NWay:
+def _table(spec: ReportKind, base: Side, paired: list, row_fields: list[str],
+           metrics: list[str], notes: list[str]) -> NWay:
     candidates = [c for c, _ in paired]
-    base_keys = [_key_texts(base.rows, key) for _, key in paired]
-    cand_keys = [_key_texts(c.rows, key) for c, key in paired]
-    key = sorted({f for _, k in paired for f in k})
+    partner = []
+    for c, matching in paired:
+        found: dict = {}
+        for p in matching.pairs:
+            found.setdefault(p.base, p.cand)
+        partner.append(found)
     columns = []
     for name in row_fields:
         col = column_info(spec.table, name)
@@ -162,14 +188,14 @@ def _table(spec: ReportKind, base: Side, paired: list[tuple[Side, list[str]]],
         for c in candidates:
             columns += [Column(metric, f"{c.name} {info.header}"),
                         Column("speedup", f"{c.name} vs {base.name}")]
-    cells, ratios, labels, notes = [], {}, [], []
+    cells, ratios, labels = [], {}, []
     chart_rows = []
     worst = None
-    for i, (index, row) in enumerate(base.rows.iterrows()):
-        matches = [c.rows[k == b.loc[index]]
-                   for c, k, b in zip(candidates, cand_keys, base_keys)]
+    for index, row in base.rows.iterrows():
+        matches = [c.rows.loc[[found[index]]] if index in found else c.rows.iloc[0:0]
+                   for c, found in zip(candidates, partner)]
         if all(m.empty for m in matches):
-            notes.append("Only the baseline has " + _describe(spec, row, row_fields or key))
+            notes.append("Only the baseline has " + _describe(spec, row, row_fields))
             continue
         line = [_shown(spec, row, name) for name in row_fields]
         label = " · ".join(v for v in line if v) or base.name
@@ -192,13 +218,11 @@ def _table(spec: ReportKind, base: Side, paired: list[tuple[Side, list[str]]],
         cells.append(line)
         labels.append(label)
         chart_rows.append(chart)
-    for c, keys, b in zip(candidates, cand_keys, base_keys):
-        lonely = ~keys.isin(set(b))
-        for _, row in c.rows[lonely].iterrows():
-            notes.append(f"Only {c.name} has " + _describe(spec, row, row_fields or key))
-    if not cells:
-        notes.insert(0, f"No baseline and candidate rows share {', '.join(key) or 'anything'}.")
-        return NWay(None, key, metrics, notes=notes)
+    for c, found in zip(candidates, partner):
+        used = set(found.values())
+        for index, row in c.rows.iterrows():
+            if index not in used:
+                notes.append(f"Only {c.name} has " + _describe(spec, row, row_fields))
     mean_row = ["geometric mean"] + [""] * (len(row_fields) - 1) if row_fields else []
     for metric in metrics:
         mean_row.append("")
@@ -211,6 +235,7 @@ def _table(spec: ReportKind, base: Side, paired: list[tuple[Side, list[str]]],
     notes.append("Ratios: candidate over baseline, inverted for metrics where lower is better "
                  "(above 1x is always better); the last row is each column's geometric mean.")
     table = Table(columns, cells, [[False] * len(columns) for _ in cells])
+    key = sorted({f for _, m in paired for f in m.fields})
     return NWay(table, key, metrics, worst, notes, sides=[c.name for c in candidates],
                 frame=pd.DataFrame(chart_rows), row_labels=labels, baseline=base.name)
 
@@ -224,6 +249,9 @@ def _number(row: pd.Series, metric: str) -> float | None:
 
 
 def _shown(spec: ReportKind, row: pd.Series, name: str) -> str:
+    if name in WORDS:                       # flash attention: on / off / auto
+        return shown_setting(name, setting_text(row.get(name))) if setting_text(
+            row.get(name)) is not None else ""
     column = DISPLAY.get(name)
     value = row.get(column) if column in row.index else row.get(name)
     info = column_info(spec.table, name)

@@ -8,7 +8,13 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from .query import ReportError
 from .table import Table, escape_cell, format_number
+
+
+class NoComparableRows(ReportError):
+    """Baseline and candidate share no row that compares: an answer (exit 1, one line
+    naming what each side has), not a failure."""
 
 
 @dataclass
