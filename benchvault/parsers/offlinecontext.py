@@ -32,7 +32,7 @@ _ARGS: dict[str, tuple[str, type]] = {
     "num_iters": ("num_iters", int), "num_iters_warmup": ("num_iters_warmup", int),
     "dataset_name": ("dataset_name", str), "dataset_path": ("dataset_path", str),
     "dataset": ("dataset_path", str), "num_prompts": ("num_prompts", int),
-    "backend": ("backend", str), "run_name": ("run_name", str),
+    "backend": ("backend", str), "run_name": ("run_name", str), "base_url": ("base_url", str),
 }
 # Keys a Namespace of an offline program holds (a serving client's has none of them).
 _OFFLINE_KEYS = ("input_len", "num_iters", "batch_size", "output_len")
@@ -178,16 +178,22 @@ _INT_COLUMNS = frozenset({"batch_size", "input_len", "output_len", "num_requests
 
 
 def case_rows(block: Block, cases: list[Case], row0: dict[str, Any], command: Any,
-              format_name: str, warmup_cap: int | None = None) -> list[Parsed]:
+              format_name: str, warm: dict[str, int] | None = None) -> list[Parsed]:
     """One ``offline_runs`` row per case (its step lines its children), each with the
-    block's context ``row0`` and, for what the case did not print, the command's sweep."""
+    block's context ``row0`` and, for what the case did not print, the command's sweep (a
+    warm-up case: ``warm``, what the program warms up with)."""
     out = []
     runs = [c for c in cases if c.phase == "benchmark"]
     swept = dict(zip(map(id, runs), sweep_cases(command, len(runs))))
-    warm = warmup_case(command, warmup_cap)
+    warm = warm or {}
     for c in cases:
         row = dict(row0)
-        row.update(swept.get(id(c), {}) if c.phase == "benchmark" else warm)
+        if c.phase == "benchmark":
+            row.update(swept[id(c)])
+        else:
+            for flag in SWEPT:
+                row.pop(flag, None)         # not the case the command's single value sets
+            row.update(warm)
         row.update(c.fields)
         row["phase"] = c.phase
         row["extra"] = c.extra or None

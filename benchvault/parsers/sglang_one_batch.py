@@ -33,7 +33,7 @@ from lark import v_args
 from . import grammar
 from .base import Block, BlockFormat, BlockParseError, Parsed, Problem
 from .grammar import ColumnTransformer, flatten
-from .offlinecontext import Case, case_rows, offline_context
+from .offlinecontext import Case, case_rows, offline_context, warmup_case
 
 TOOL = "sglang.bench_one_batch"
 
@@ -150,7 +150,8 @@ def build(block: Block) -> list[Parsed | Problem]:
             c.warnings.append((c.last, "the case is cut short here: no `Total.` line"))
     row0, command = offline_context(block, "sglang_one_batch", COMMANDS["sglang_one_batch"],
                                     TOOL, "sglang")
-    return out + case_rows(block, cases, row0, command, FORMAT.name, WARMUP_OUTPUT_CAP)
+    return out + case_rows(block, cases, row0, command, FORMAT.name,
+                           warmup_case(command, WARMUP_OUTPUT_CAP))
 
 
 _STEP_NUMBER = re.compile(r"^Decode[ \t]+(\d+)\.")

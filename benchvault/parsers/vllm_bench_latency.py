@@ -66,14 +66,6 @@ def parse_lines(text: str) -> list[tuple]:
     return grammar.parse(parser, text + "\n", "latency benchmark result")
 
 
-def tool_of(command: Any, default: str) -> str:
-    """The program as its command names it: `vllm bench latency`, `benchmark_latency.py`."""
-    if command is None:
-        return default
-    return "benchmark_" + default.split()[-1] + ".py" \
-        if "benchmark_" in command.program else default
-
-
 def build(block: Block) -> list[Parsed | Problem]:
     out: list[Parsed | Problem] = []
     kept: list[str] = []
@@ -91,7 +83,6 @@ def build(block: Block) -> list[Parsed | Problem]:
         raise BlockParseError("no value in the latency benchmark result", 1)
     row, command = offline_context(block, "latency_bench", LATENCY_COMMANDS["latency_bench"],
                                    TOOL, "vllm")
-    row["tool"] = tool_of(command, TOOL)
     case = Case(block.line_start)
     columns = fields_of(OfflineRun)
     extra: dict[str, Any] = {}

@@ -43,7 +43,6 @@ from .base import Block, BlockFormat, BlockParseError, Parsed, Problem, half_uni
 from .grammar import ColumnTransformer, flatten
 from .offlinecontext import offline_context
 from .runcontext import BENCH_COMMANDS, CLIENT_BACKEND_ENGINES, serving_context
-from .vllm_bench_latency import tool_of
 from .vllm_serving import metric_key, to_number
 
 THROUGHPUT_COMMANDS = {"throughput_bench": re.compile(
@@ -279,7 +278,6 @@ def _throughput_row(block: Block, run: _Run) -> tuple[dict[str, Any], dict[str, 
     row, command = offline_context(block, "throughput_bench",
                                    THROUGHPUT_COMMANDS["throughput_bench"], THROUGHPUT_TOOL,
                                    "vllm")
-    row["tool"] = tool_of(command, THROUGHPUT_TOOL)
     backend = str(row.get("backend") or "vllm").lower()
     row["engine"] = _THROUGHPUT_ENGINES.get(backend, CLIENT_BACKEND_ENGINES.get(backend,
                                                                                 backend))

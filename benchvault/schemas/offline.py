@@ -49,13 +49,18 @@ class OfflineRun(Provenance):
                              facet=True)
     engine: str | None = col("Engine measured: vllm, sglang or another.", facet=True,
                              label="Engine")
-    tool: str | None = col("Benchmark program: `vllm bench latency`, `vllm bench throughput`, "
+    tool: str | None = col("Benchmark program, by its current name (benchmark_latency.py "
+                           "is `vllm bench latency`, SGLang's bench_latency "
+                           "`sglang.bench_one_batch`): `vllm bench latency`, "
+                           "`vllm bench throughput`, "
                            "`sglang.bench_one_batch`, `sglang.bench_one_batch_server`, "
                            "`sglang.bench_offline_throughput`.", facet=True, label="Tool")
     backend: str | None = col("The program's `--backend` (vllm, hf, mii; SGLang's engine or "
                               "runtime), as upstream's JSON names it.", facet=True)
     phase: str | None = col("warmup (the case a program runs first, to warm the engine up) or "
                             "benchmark.", facet=True, label="Phase")
+    base_url: str | None = col("Server the program sent its batch to (bench_one_batch_server "
+                               "`--base-url`).")
     run_name: str | None = col("SGLang's `--run-name` (its result JSONL's `run_name`).",
                                facet=True)
     # what ran
