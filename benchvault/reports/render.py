@@ -24,7 +24,7 @@ from .table import Column, build_table, column_info, escape_cell, format_value
 TEMPLATES = Path(__file__).parent / "templates"
 # `report all`: every kind whose rows it shows once (engines and llama-bench-compare show the
 # same rows as sweep and llama-bench, whose group tables already lead with what varies).
-ALL = ("sweep", "llama-bench", "spec-decode", "capacity")
+ALL = ("sweep", "llama-bench", "spec-decode", "capacity", "offline")
 # Kind columns that are configuration fields shown by the group layout when they vary.
 LEADING_SKIP = ("config",)
 def _sort(frame: pd.DataFrame, spec: ReportKind, keys: list[str],
