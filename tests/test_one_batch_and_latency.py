@@ -134,7 +134,7 @@ def test_sglang_one_batch_cases_after_warmup(tmp_path):
     assert warnings == []
     warm, run = parsed
     assert (warm.row.phase, warm.row.line_start, warm.row.batch_size, warm.row.output_len) \
-        == ("warmup", 3, 16, 8)
+        == ("warmup", 3, 16, None)
     row = run.row
     assert (row.format, row.engine, row.tool, row.phase, row.model, row.line_start,
             row.line_end) == ("sglang_one_batch", "sglang", "sglang.bench_one_batch",
@@ -174,7 +174,7 @@ def test_one_batch_warmup_and_benchmark_give_one_benchmark_row_and_no_serving_ru
          "configured": 1}]
     assert rows(db, "SELECT phase, output_len, config_id FROM offline_runs "
                     "WHERE phase = 'warmup'") == [
-        {"phase": "warmup", "output_len": 16, "config_id": None}]
+        {"phase": "warmup", "output_len": None, "config_id": None}]
     steps = rows(db, "SELECT s.kind, s.step, s.batch_size, s.latency_s FROM offline_steps s "
                      "JOIN offline_runs r ON r.id = s.offline_id WHERE r.phase = 'benchmark' "
                      "ORDER BY s.id")

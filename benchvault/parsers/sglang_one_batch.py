@@ -16,7 +16,8 @@ between ``Warmup ...`` and ``Benchmark ...`` lines.  A case from its ``Prefill.`
 ``prefill_latency``/``prefill_throughput``, ``median_decode_latency``/
 ``median_decode_throughput``, ``total_latency``/``overall_throughput`` (latencies in s,
 throughputs in tok/s).  The cases after ``Warmup ...`` and before ``Benchmark ...`` are rows of
-phase ``warmup`` (the first value of each swept flag, at most 32 tokens decoded); the others
+phase ``warmup`` (the sweep's first batch size and input length; its output length, 8 or at
+most 32 tokens by version, is left unknown); the others
 of phase ``benchmark``.  Every step line is an ``offline_steps`` row (``Decode N.`` numbered as
 printed, unnumbered ones in order from 0).  The batch size comes from the decode step lines
 when they print it, else (and the lengths) from the command line's sweep.  A case cut short
@@ -76,8 +77,6 @@ _COLUMNS = {"prefill": ("prefill_latency", "prefill_throughput"),
             "total": ("total_latency", "overall_throughput")}
 _STEP_KIND = {"prefill": "prefill", "decode_step": "decode", "decode_median": "decode_median",
               "total": "total"}
-# bench_one_batch's warmup case decodes at most this many tokens.
-WARMUP_OUTPUT_CAP = 32
 
 
 class _Case(Case):
@@ -151,7 +150,7 @@ def build(block: Block) -> list[Parsed | Problem]:
     row0, command = offline_context(block, "sglang_one_batch", COMMANDS["sglang_one_batch"],
                                     TOOL, "sglang")
     return out + case_rows(block, cases, row0, command, FORMAT.name,
-                           warmup_case(command, WARMUP_OUTPUT_CAP))
+                           warmup_case(command))
 
 
 _STEP_NUMBER = re.compile(r"^Decode[ \t]+(\d+)\.")

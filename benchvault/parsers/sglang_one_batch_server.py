@@ -1,4 +1,4 @@
-"""SGLang's ``bench_one_batch_server``: one case per batch → ``serving_runs``.
+"""SGLang's ``bench_one_batch_server``: one case per batch → ``offline_runs``.
 
 Upstream printer: ``python/sglang/bench_one_batch_server.py`` (2024 on).  Each case sends one
 batch of ``batch size`` prompts to a server and prints, line by line:
@@ -12,22 +12,21 @@ later versions also ``input_len:``/``output_len:``, ``ttft:`` (then ``last_ttft:
 ``first-token spread:``), ``last generation throughput:``, ``input throughput:``, units in
 ``tok/s``, ``acc_length:``, ``spec_accept_rate:``, ``cache hit rate:`` and decode-only
 throughputs with a note in brackets; and they mark the warmup case(s) between
-``======== Warmup Begin ========`` and ``Warmup End`` (those are not runs).  2024's client
-printed its warmup case unmarked, first (16 prompts of 1024 tokens, 16 out: its total
-throughput is 65 times its output throughput): without ``--skip-warmup`` a block's first case
-of that shape is skipped too.
+``======== Warmup Begin ========`` and ``Warmup End``.  2024's client printed its warmup case
+unmarked, first (16 prompts of 1024 tokens, 16 out: its total throughput is 65 times its
+output throughput): without ``--skip-warmup`` a block's first case of that shape is a warmup
+too.
 
-A case is a run (``extra["benchmark"] = "one_batch_server"``): ``latency`` (the batch's wall
-time) is ``mean_e2el_ms``, ``output throughput`` ``output_throughput`` (from 2025 SGLang
-counts it after the first token: ``batch × output_len / (latency − ttft)``), ``(input + output)
-throughput`` ``total_token_throughput``; the batch size, lengths and every other figure go to
-``extra`` (by label, with their unit).  The batch is static: all its prompts are in flight
-at once, so the batch size is ``max_concurrency``, and its random prompts' lengths are
-``random_input_len``/``random_output_len`` (``dataset_name`` ``random``), which tell the
-cases of a sweep apart as configurations (they stay in ``extra`` by their own names too).
-Lengths the case did not print come from the command line (one value each, or the sweep's order: batch size × input
-length × output length).  A case starts at its exact `batch size: N` line, and a lone one is
-no run (prose) unless the command was seen and the paste ends there (cut, with a warning).
+A case is an ``offline_runs`` row, named as the program's result JSONL names it: ``latency``
+(the batch's wall time) is ``total_latency``, ``output throughput`` ``output_throughput``
+(from 2025 SGLang counts it after the first token: ``batch × output_len / (latency − ttft)``),
+``(input + output) throughput`` ``overall_throughput``, ``last generation throughput``
+``last_gen_throughput``, ``ttft`` and ``input throughput`` their own columns; every other
+figure goes to ``extra`` by its label in snake case (``cache_hit_rate``).  The warmup cases
+are rows of phase ``warmup``.  Batch size and lengths the case did not print come from the
+command line (one value each, or the sweep's order: batch size × input length × output
+length).  A case starts at its exact `batch size: N` line, and a lone one is no run (prose)
+unless the command was seen and the paste ends there (cut, with a warning).
 """
 
 from __future__ import annotations
@@ -62,6 +61,7 @@ START = re.compile(_PREFIX + r"(?:batch size:[ \t]*[\d!?*~^$&@][\d!?*~^$&@]*[ \t
 _COLUMNS = {"latency": "total_latency", "output throughput": "output_throughput",
             "(input + output) throughput": "overall_throughput", "ttft": "ttft",
             "input throughput": "input_throughput", "batch size": "batch_size",
+            "last generation throughput": "last_gen_throughput",
             "input_len": "input_len", "output_len": "output_len"}
 _MEASURED = {"latency", "output throughput", "(input + output) throughput", "ttft",
              "last_ttft", "input throughput", "last generation throughput"}
@@ -131,10 +131,10 @@ def _read(case: _Case, label: str, printed: str | None, unit: str | None, note: 
     value = case.number(label, printed, at)
     if value is None:
         return
-    key = f"{label} ({unit})" if unit else label
+    key = re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")     # `cache hit rate`
     case.extra[key] = value
     if note:
-        case.extra[f"{label} note"] = note.strip("() ")
+        case.extra[f"{key}_note"] = note.strip("() ")
 
 
 def build(block: Block) -> list[Parsed | Problem]:
