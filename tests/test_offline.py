@@ -154,3 +154,23 @@ def test_a_printed_case_and_its_result_jsonl_are_one_row(tmp_path):
          "sightings": 2, "prefill_latency": 0.2183712, "format": "offline_result_json"}]
     # The printed case's step lines stay with the row.
     assert rows(db, "SELECT COUNT(*) AS n FROM offline_steps") == [{"n": 6}]
+
+
+def test_a_latency_json_pasted_in_a_note_takes_the_command_above_it(tmp_path):
+    note = tmp_path / "note.md"
+    note.write_text("# Llama-3.1-8B, H100\n\n"
+                    "$ vllm bench latency --model meta-llama/Llama-3.1-8B-Instruct "
+                    "--batch-size 8 --input-len 512 --output-len 128 --output-json out.json\n\n"
+                    "```json\n"
+                    '{"avg_latency": 1.25, "latencies": [1.2, 1.3], '
+                    '"percentiles": {"10": 1.21, "25": 1.225, "50": 1.25, "75": 1.275, '
+                    '"90": 1.29, "99": 1.299}}\n'
+                    "```\n", encoding="utf-8")
+    db = tmp_path / "w.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT tool, model, batch_size, input_len, output_len, avg_latency, "
+                    "p50_latency, p99_latency, label FROM offline_runs") == [
+        {"tool": "vllm bench latency", "model": "meta-llama/Llama-3.1-8B-Instruct",
+         "batch_size": 8, "input_len": 512, "output_len": 128, "avg_latency": 1.25,
+         "p50_latency": 1.25, "p99_latency": 1.299, "label": "Llama-3.1-8B, H100"}]
+    assert rows(db, "SELECT COUNT(*) AS n FROM serving_runs") == [{"n": 0}]

@@ -64,7 +64,11 @@ KINDS: dict[str, tuple[tuple[str, ...], str, str, dict[str, str]]] = {
 # What bench_one_batch_server rounds its figures to: half a unit of the last digit kept.
 _ROUNDED = {"total_latency": 0.00005, "output_throughput": 0.005, "overall_throughput": 0.005,
             "last_gen_throughput": 0.005}
-_QUOTED = tuple(f'"{k}"' for keys, *_ in KINDS.values() for k in keys)
+_QUOTED = tuple(dict.fromkeys(f'"{k}"' for keys, *_ in KINDS.values() for k in keys))
+# Keys only these files hold (`"latency"` alone is in many a JSON log line): a one-line JSON
+# value in a note without any of them is no copy of one.
+_OWN_KEYS = ('"avg_latency"', '"elapsed_time"', '"prefill_latency"', '"overall_throughput"',
+             '"successful_requests"')
 _OWN = {"id", "source_id", "line_start", "line_end", "raw_text", "section", "label", "tags",
         "format", "engine", "tool", "phase", "command", "extra", "sightings", "config_id",
         "group_id"}
@@ -173,6 +177,6 @@ FORMAT = FileFormat(
               "--result-filename"),
     sniff=sniff,
     read=read,
-    json_keys=_QUOTED,
+    json_keys=_OWN_KEYS,
     note_context=note_context,
 )

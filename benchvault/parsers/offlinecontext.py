@@ -10,6 +10,7 @@ values in the program's own order (batch size × input length × output length).
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from typing import Any
 
@@ -53,7 +54,7 @@ def _typed(value: Any, kind: type) -> Any:
             number = float(value)
         except (TypeError, ValueError):
             return None
-        return int(number) if number == int(number) else None
+        return int(number) if math.isfinite(number) and number == int(number) else None
     return str(value) if str(value) not in ("None", "") else None
 
 
@@ -159,7 +160,7 @@ class Case:
         if value is None:
             return None
         if column in _INT_COLUMNS:
-            if value != int(value):
+            if not math.isfinite(value) or value != int(value):
                 self.warnings.append((at, f"{what}: {printed!r} is not a whole number"))
                 return None
             value = int(value)

@@ -26,6 +26,7 @@ when they print it, else (and the lengths) from the command line's sweep.  A cas
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -92,7 +93,7 @@ def _step(case: _Case, kind: str, values: list[str], at: int, printed: int | Non
     if kind == "decode_step":
         size, latency, throughput = values if len(values) == 3 else (None, *values[-2:])
         number = case.number("Batch size", size, at) if size is not None else None
-        if number is not None and number == int(number):
+        if number is not None and math.isfinite(number) and number == int(number):
             step["batch_size"] = int(number)
             if case.fields.get("batch_size") is None:
                 case.fields["batch_size"] = int(number)

@@ -384,8 +384,9 @@ FORMAT = BlockFormat(
     table="serving_runs",
     description="vLLM benchmark client summaries before the result block: benchmark_serving.py "
                 "2023 (`Total time:`, `Throughput:`, `Average latency:`) and early 2024 "
-                "(`Benchmark duration: ... s`, `Mean TTFT: ... ms`), and benchmark_throughput.py "
-                "(`Throughput: ... requests/s, ... tokens/s`).",
+                "(`Benchmark duration: ... s`, `Mean TTFT: ... ms`), and benchmark_throughput.py / "
+                "`vllm bench throughput` (`Throughput: ... requests/s, ... tokens/s`: an "
+                "offline run, to offline_runs).",
     upstream=("vllm benchmarks/benchmark_serving.py 2023 – Feb 2024",
               "vllm benchmarks/benchmark_throughput.py"),
     markers=("Total time:", "Benchmark duration:", "requests/s,"),
