@@ -175,7 +175,8 @@ FORMAT = BlockFormat(
     table="offline_runs",
     description="SGLang bench_one_batch / bench_latency (offline, one static batch): "
                 "`Prefill. latency: ... s, throughput: ... token/s`, `Decode.  median latency:`, "
-                "`Total. latency:`; one run per case, the warmup skipped.",
+                "`Total. latency:`; one offline run per case (the warmup's of phase warmup), "
+                "every step line an offline_steps row.",
     upstream=("sglang python/sglang/bench_latency.py 2024",
               "sglang python/sglang/bench_one_batch.py late 2024 –"),
     markers=("Prefill. latency:", "Warmup ..."),

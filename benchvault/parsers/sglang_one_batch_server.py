@@ -199,7 +199,7 @@ FORMAT = BlockFormat(
     table="offline_runs",
     description="SGLang bench_one_batch_server: `batch size: N`, `latency: ... s`, `output "
                 "throughput: ... token/s`, `(input + output) throughput:` and later lines, "
-                "one run per case (warmup cases skipped).",
+                "one offline run per case (warmup cases of phase warmup).",
     upstream=("sglang python/sglang/bench_one_batch_server.py 2024 –",),
     markers=("batch size:", "Warmup Begin"),
     start=START,
