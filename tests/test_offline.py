@@ -174,3 +174,11 @@ def test_a_latency_json_pasted_in_a_note_takes_the_command_above_it(tmp_path):
          "batch_size": 8, "input_len": 512, "output_len": 128, "avg_latency": 1.25,
          "p50_latency": 1.25, "p99_latency": 1.299, "label": "Llama-3.1-8B, H100"}]
     assert rows(db, "SELECT COUNT(*) AS n FROM serving_runs") == [{"n": 0}]
+
+
+def test_report_all_leaves_out_the_offline_sweep_of_a_serving_warehouse(tmp_path):
+    db = tmp_path / "w.db"
+    ingest_into(db, SEEDS)
+    assert "Offline sweep" not in build(db, ["all"], ReportOptions())
+    # asked for by name, it says why it is empty
+    assert "no offline benchmark is in the warehouse" in build(db, ["offline"], ReportOptions())
