@@ -22,6 +22,8 @@ from .schemas.tables import row_models
 # enforced, and these may point at a run an ingest is about to count again).
 REFERENCES = {("configurations", "first_run_id"): "serving_runs",
               ("configurations", "last_run_id"): "serving_runs",
+              ("offline_configurations", "first_run_id"): "offline_runs",
+              ("offline_configurations", "last_run_id"): "offline_runs",
               # declared since schema 2; a warehouse made before has it undeclared
               ("llama_bench_results", "source_id"): "sources"}
 # Ids kept inside a JSON column: a sighting's record says which launch and run its row was

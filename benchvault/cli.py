@@ -408,8 +408,8 @@ def _split(values: list[str]) -> list[str]:
 @guarded
 def report(
     kind: str = typer.Argument("all", help="sweep, engines, llama-bench, llama-bench-compare, "
-                                            "spec-decode, capacity, or all; the analyses slo, "
-                                            "pareto, trend."),
+                                            "spec-decode, capacity, offline (by batch size), or "
+                                            "all; the analyses slo, pareto, trend."),
     db: Path = DB_OPTION,
     where: List[str] = typer.Option([], "--where", help="Filter, e.g. max_concurrency=16, "
                                     "engine=llama.cpp, model~Q4 (substring), duration<100, "
@@ -537,7 +537,8 @@ def compare(
                                        "grouped-bar chart (PNG + SVG) of an N-way comparison "
                                        "into this directory."),
     db: Path = DB_OPTION,
-    kind: str = typer.Option("sweep", "--report", help="Which rows: sweep (serving runs) or "
+    kind: str = typer.Option("sweep", "--report", help="Which rows: sweep (serving runs), "
+                                                       "offline (offline runs) or "
                                                        "llama-bench, ..."),
     where: List[str] = typer.Option([], "--where", help="Filter both sides."),
     metric: List[str] = typer.Option([], "--metric", help="Metric(s) to compare (repeatable)."),

@@ -24,7 +24,7 @@ from benchvault.ingest.find import expand_paths  # noqa: E402
 
 PINNED = Path(__file__).with_name("identity_counts.json")
 TABLES = ("serving_runs", "llama_bench_results", "server_launches", "spec_decode_metrics",
-          "latency_stats", "engine_stats")
+          "latency_stats", "engine_stats", "offline_runs", "offline_steps")
 
 
 def _warehouse(db: Path) -> dict:

@@ -1,12 +1,16 @@
 """vLLM's latency benchmark (vllm_bench_latency) and SGLang's one-batch benchmarks
 (sglang_one_batch_server, sglang_one_batch): what is a run, what it holds, and what is prose.
-Own text throughout (fixtures/<format>/derived-*.txt|md hold the fuller shapes)."""
+They are offline benchmarks: their rows are offline_runs (step lines offline_steps), never
+serving runs.  Own text throughout (fixtures/<format>/derived-*.txt|md hold the fuller
+shapes)."""
 
 from __future__ import annotations
 
 import pytest
 
 from benchvault.ingest.parse import parse_file
+from benchvault.schemas.offline import OfflineRun, OfflineStep
+from conftest import ingest_into, rows
 
 LATENCY = ["Avg latency: 0.5123 seconds", "Std latency: 0.0041 seconds",
            "10% percentile latency: 0.5071 seconds", "25% percentile latency: 0.5094 seconds",
@@ -30,26 +34,38 @@ def read(tmp_path, text: str, name: str = "log.txt"):
 
 def test_vllm_latency_block_is_one_run_with_its_percentiles(tmp_path):
     command = ("vllm bench latency --model m/x --batch-size 16 --input-len 256 "
-               "--output-len 64 --num-iters 12")
+               "--output-len 64 --num-iters 12 --tensor-parallel-size 2 --dtype bfloat16")
     parsed, warnings = read(tmp_path, "\n".join(
         [f"$ {command}", "Bench iterations: 100%|██████████| 12/12 [00:06<00:00,  1.95it/s]",
          *LATENCY]) + "\n")
     assert warnings == []
     [run] = parsed
     row = run.row
-    assert (row.format, row.engine, row.model, row.line_start, row.line_end) == (
-        "vllm_bench_latency", "vllm", "m/x", 3, 10)
-    assert row.mean_e2el_ms == 512.3 and row.std_e2el_ms == 4.1
-    assert (row.median_e2el_ms, row.p90_e2el_ms, row.p99_e2el_ms) == (511.8, 517.7, 523.0)
-    assert (row.max_concurrency, row.dataset_name, row.random_input_len,
-            row.random_output_len) == (16, "random", 256, 64)
-    assert row.extra == {"benchmark": "latency", "batch_size": 16, "input_len": 256,
-                         "output_len": 64, "num_iters": 12}
-    assert [(s.metric, s.stat, s.percentile, s.value_ms) for s in run.children] == [
-        ("e2el", "mean", None, 512.3), ("e2el", "std", None, 4.1),
-        ("e2el", "p10", 10.0, 507.1), ("e2el", "p25", 25.0, 509.4),
-        ("e2el", "p50", 50.0, 511.8), ("e2el", "p75", 75.0, 515.0),
-        ("e2el", "p90", 90.0, 517.7), ("e2el", "p99", 99.0, 523.0)]
+    assert isinstance(row, OfflineRun) and run.children == []
+    assert (row.format, row.engine, row.tool, row.phase, row.model, row.line_start,
+            row.line_end) == ("vllm_bench_latency", "vllm", "vllm bench latency", "benchmark",
+                              "m/x", 3, 10)
+    assert (row.avg_latency, row.std_latency) == (0.5123, 0.0041)
+    assert (row.p10_latency, row.p25_latency, row.p50_latency, row.p75_latency,
+            row.p90_latency, row.p99_latency) == (0.5071, 0.5094, 0.5118, 0.515, 0.5177, 0.523)
+    assert (row.batch_size, row.input_len, row.output_len, row.num_iters,
+            row.tensor_parallel_size, row.dtype) == (16, 256, 64, 12, 2, "bfloat16")
+    assert row.extra is None
+    assert run.tolerance["avg_latency"] == pytest.approx(0.00005)
+
+
+def test_vllm_latency_output_is_an_offline_row_and_no_serving_run(tmp_path):
+    path = tmp_path / "latency.md"
+    path.write_text("$ vllm bench latency --model m/x --batch-size 8\n"
+                    + "\n".join(LATENCY) + "\n", encoding="utf-8")
+    db = tmp_path / "w.db"
+    ingest_into(db, path)
+    assert rows(db, "SELECT COUNT(*) AS n FROM serving_runs") == [{"n": 0}]
+    assert rows(db, "SELECT COUNT(*) AS n FROM latency_stats") == [{"n": 0}]
+    assert rows(db, "SELECT batch_size, avg_latency, p50_latency, p99_latency, sightings "
+                    "FROM offline_runs") == [{"batch_size": 8, "avg_latency": 0.5123,
+                                              "p50_latency": 0.5118, "p99_latency": 0.523,
+                                              "sightings": 1}]
 
 
 def test_vllm_latency_garbled_value_costs_that_value(tmp_path):
@@ -57,7 +73,7 @@ def test_vllm_latency_garbled_value_costs_that_value(tmp_path):
     lines[7] = "99% percentile latency: 0.5!30 seconds"
     parsed, warnings = read(tmp_path, "\n".join(lines) + "\n")
     [run] = parsed
-    assert run.row.p99_e2el_ms is None and run.row.p90_e2el_ms == 517.7
+    assert run.row.p99_latency is None and run.row.p90_latency == 0.5177
     assert any(line == 8 and "0.5!30" in why for line, why in run.warnings)
 
 
@@ -83,28 +99,29 @@ def test_sglang_one_batch_server_2024_case(tmp_path):
     assert warnings == []
     [run] = parsed
     row = run.row
-    assert (row.format, row.engine, row.mean_e2el_ms, row.output_throughput,
-            row.total_token_throughput, row.max_concurrency) == (
-        "sglang_one_batch_server", "sglang", 3210.0, 637.45, 5737.02, 16)
-    assert row.extra == {"benchmark": "one_batch_server", "batch_size": 16, "input_len": 300,
-                         "output_len": 128}
+    assert (row.format, row.engine, row.tool, row.phase, row.total_latency,
+            row.output_throughput, row.overall_throughput, row.batch_size, row.input_len,
+            row.output_len, row.base_url) == (
+        "sglang_one_batch_server", "sglang", "sglang.bench_one_batch_server", "benchmark",
+        3.21, 637.45, 5737.02, 16, 300, 128, "http://localhost:30000")
+    assert row.extra is None
 
 
-def test_sglang_one_batch_server_unmarked_warmup_is_skipped(tmp_path):
+def test_sglang_one_batch_server_unmarked_warmup_is_a_warmup_row(tmp_path):
     # 2024: the warmup case (16 x 1024 in, 16 out) printed first, as any other
     warmup = ["batch size: 16", "latency: 0.50 s", "output throughput: 512.00 token/s",
               "(input + output) throughput: 33280.00 token/s"]
     command = "python3 -m sglang.bench_one_batch_server --model m/x --batch-size 16"
     parsed, _ = read(tmp_path, "\n".join([f"$ {command}", *warmup, *SERVER_2024]) + "\n")
-    assert [p.row.mean_e2el_ms for p in parsed] == [3210.0]
+    assert [(p.row.phase, p.row.total_latency) for p in parsed] == [
+        ("warmup", 0.5), ("benchmark", 3.21)]
 
 
 def test_sglang_one_batch_server_cut_after_batch_size_keeps_the_case(tmp_path):
     command = "python3 -m sglang.bench_one_batch_server --model m/x --batch-size 1 8"
     text = "\n".join([f"$ {command}", *SERVER_2024, "batch size: 8"]) + "\n"
     parsed, _ = read(tmp_path, text)
-    assert [(p.row.max_concurrency, p.row.mean_e2el_ms) for p in parsed] == [
-        (16, 3210.0), (8, None)]
+    assert [(p.row.batch_size, p.row.total_latency) for p in parsed] == [(16, 3.21), (8, None)]
     assert any("cut short" in why for _, why in parsed[1].warnings)
 
 
@@ -115,24 +132,96 @@ def test_sglang_one_batch_cases_after_warmup(tmp_path):
                       *ONE_BATCH]) + "\n"
     parsed, warnings = read(tmp_path, text)
     assert warnings == []
-    [run] = parsed
+    warm, run = parsed
+    assert (warm.row.phase, warm.row.line_start, warm.row.batch_size, warm.row.output_len) \
+        == ("warmup", 3, 16, None)
     row = run.row
-    assert (row.format, row.engine, row.model, row.line_start, row.line_end) == (
-        "sglang_one_batch", "sglang", "m/x", 8, 11)
-    assert (row.mean_e2el_ms, row.total_token_throughput, row.output_throughput,
-            row.max_concurrency, row.random_input_len, row.random_output_len) == (
-        1234.0, 2000.0, None, 16, 1024, 8)
-    assert row.extra == {"benchmark": "one_batch", "batch_size": 16, "input_len": 1024,
-                         "output_len": 8, "prefill latency (s)": 0.03,
-                         "prefill throughput (token/s)": 30000.0,
-                         "median decode latency (s)": 0.0123,
-                         "median decode throughput (token/s)": 1300.81}
+    assert (row.format, row.engine, row.tool, row.phase, row.model, row.line_start,
+            row.line_end) == ("sglang_one_batch", "sglang", "sglang.bench_one_batch",
+                              "benchmark", "m/x", 8, 11)
+    assert (row.prefill_latency, row.prefill_throughput, row.median_decode_latency,
+            row.median_decode_throughput, row.total_latency, row.overall_throughput) == (
+        0.03, 30000.0, 0.0123, 1300.81, 1.234, 2000.0)
+    assert (row.batch_size, row.input_len, row.output_len, row.extra) == (16, 1024, 8, None)
+    assert [(s.kind, s.step, s.latency_s, s.throughput) for s in run.children] == [
+        ("prefill", None, 0.03, 30000.0), ("decode", 0, 0.0123, 1300.81),
+        ("decode_median", None, 0.0123, 1300.81), ("total", None, 1.234, 2000.0)]
+
+
+DECODE_STEPS = ["Prefill. latency: 0.85021 s, throughput:  38541.07 token/s",
+                "Decode 0. Batch size: 32, latency: 0.02121 s, throughput:   1508.72 token/s",
+                "Decode 1. Batch size: 32, latency: 0.02087 s, throughput:   1533.30 token/s",
+                "Decode 2. Batch size: 32, latency: 0.02093 s, throughput:   1528.91 token/s",
+                "Decode.  median latency: 0.02093 s, median throughput:   1528.91 token/s",
+                "Total. latency:  1.164 s, throughput:  28591.07 token/s"]
+
+
+def test_one_batch_warmup_and_benchmark_give_one_benchmark_row_and_no_serving_run(tmp_path):
+    """`Decode N. Batch size: B` lines: every one a step row, the batch size the case's."""
+    path = tmp_path / "one_batch.md"
+    command = ("python -m sglang.bench_one_batch --model-path Qwen/Qwen2-7B-Instruct "
+               "--batch-size 32 --input-len 1024 --output-len 16")
+    path.write_text("\n".join([f"$ {command}", "Warmup ...", *DECODE_STEPS, "Benchmark ...",
+                               *DECODE_STEPS]) + "\n", encoding="utf-8")
+    db = tmp_path / "w.db"
+    ingest_into(db, path)
+    assert rows(db, "SELECT COUNT(*) AS n FROM serving_runs") == [{"n": 0}]
+    assert rows(db, "SELECT phase, batch_size, input_len, output_len, prefill_throughput, "
+                    "median_decode_throughput, config_id IS NOT NULL AS configured "
+                    "FROM offline_runs WHERE phase = 'benchmark'") == [
+        {"phase": "benchmark", "batch_size": 32, "input_len": 1024, "output_len": 16,
+         "prefill_throughput": 38541.07, "median_decode_throughput": 1528.91,
+         "configured": 1}]
+    assert rows(db, "SELECT phase, output_len, config_id FROM offline_runs "
+                    "WHERE phase = 'warmup'") == [
+        {"phase": "warmup", "output_len": None, "config_id": None}]
+    steps = rows(db, "SELECT s.kind, s.step, s.batch_size, s.latency_s FROM offline_steps s "
+                     "JOIN offline_runs r ON r.id = s.offline_id WHERE r.phase = 'benchmark' "
+                     "ORDER BY s.id")
+    assert [(s["kind"], s["step"], s["batch_size"]) for s in steps] == [
+        ("prefill", None, None), ("decode", 0, 32), ("decode", 1, 32), ("decode", 2, 32),
+        ("decode_median", None, None), ("total", None, None)]
+    assert [s["latency_s"] for s in steps] == [0.85021, 0.02121, 0.02087, 0.02093, 0.02093,
+                                               1.164]
+
+
+def test_one_batch_sweep_gives_a_row_per_case(tmp_path):
+    command = ("python -m sglang.bench_one_batch --model-path m/x --batch-size 1 8 32 "
+               "--input-len 512 --output-len 64")
+    parsed, _ = read(tmp_path, "\n".join([f"$ {command}", "Benchmark ...", *ONE_BATCH,
+                                          *ONE_BATCH, *ONE_BATCH]) + "\n")
+    assert [(p.row.batch_size, p.row.input_len, p.row.output_len) for p in parsed] == [
+        (1, 512, 64), (8, 512, 64), (32, 512, 64)]
+
+
+def test_the_same_case_pasted_twice_is_one_row_and_repeats_aggregate(tmp_path):
+    command = ("python -m sglang.bench_one_batch --model-path m/x --batch-size 16 "
+               "--input-len 1024 --output-len 8")
+    once = "\n".join([f"$ {command}", "Benchmark ...", *ONE_BATCH]) + "\n"
+    (tmp_path / "a.md").write_text("# H100\n\n" + once, encoding="utf-8")
+    (tmp_path / "b.md").write_text("# H100 again\n\n" + once, encoding="utf-8")
+    repeat = once.replace("2000.00 token/s", "2100.00 token/s").replace("1.234 s", "1.175 s")
+    (tmp_path / "c.md").write_text("# H100 repeat\n\n" + repeat, encoding="utf-8")
+    db = tmp_path / "w.db"
+    ingest_into(db, tmp_path / "a.md", tmp_path / "b.md", tmp_path / "c.md")
+    assert rows(db, "SELECT sightings, overall_throughput FROM offline_runs ORDER BY id") == [
+        {"sightings": 2, "overall_throughput": 2000.0},
+        {"sightings": 1, "overall_throughput": 2100.0}]
+    assert rows(db, "SELECT COUNT(*) AS n FROM offline_steps") == [{"n": 8}]
+    [config] = rows(db, "SELECT n, overall_throughput, overall_throughput_min, "
+                        "overall_throughput_max, batch_size, hardware "
+                        "FROM offline_configurations")
+    assert config == {"n": 2, "overall_throughput": 2050.0, "overall_throughput_min": 2000.0,
+                      "overall_throughput_max": 2100.0, "batch_size": 16, "hardware": "H100"}
+    assert rows(db, "SELECT title, configurations, runs FROM offline_groups") == [
+        {"title": "x · H100 · 1024/8", "configurations": 1, "runs": 2}]
 
 
 def test_sglang_one_batch_cut_after_prefill_keeps_what_it_printed(tmp_path):
     parsed, _ = read(tmp_path, ONE_BATCH[0] + "\n")
     [run] = parsed
-    assert run.row.mean_e2el_ms is None and run.row.extra["prefill latency (s)"] == 0.03
+    assert run.row.total_latency is None and run.row.prefill_latency == 0.03
+    assert isinstance(run.children[0], OfflineStep)
     assert any("cut short" in why for _, why in run.warnings)
 
 
@@ -141,5 +230,5 @@ def test_a_line_typed_inside_is_skipped_not_the_end(tmp_path):
     lines.insert(3, "some unrelated text a user typed")
     parsed, warnings = read(tmp_path, "\n".join(lines) + "\n")
     [run] = parsed
-    assert run.row.p99_e2el_ms == 523.0 and run.row.line_end == 9
+    assert run.row.p99_latency == 0.523 and run.row.line_end == 9
     assert any(line == 4 for line, _ in warnings)

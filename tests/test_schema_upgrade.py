@@ -78,3 +78,52 @@ def test_a_schema_2_warehouse_gets_launch_keys_and_links_runs_read_after(tmp_pat
     assert rows(db, "SELECT r.engine, l.port FROM serving_runs r JOIN server_launches l "
                     "ON l.id = r.launch_id") == [{"engine": "vllm", "port": 58525}]
     assert rows(db, "SELECT stats_lines FROM run_server_stats") == [{"stats_lines": 1}]
+
+
+def test_a_schema_3_warehouse_moves_its_offline_results_out_of_serving_runs(tmp_path):
+    """Schema 4 gives offline benchmarks their own tables: a schema-3 warehouse, which filed a
+    bench_one_batch case as a serving run, gets the tables, and its file read again by the
+    next ingest (an older benchvault read it) moves the case to offline_runs."""
+    fixture = FIXTURES / "sglang_one_batch" / \
+        "derived-sglang-one-batch-warmup-sweep-and-decode-batch-size.md"
+    db = tmp_path / "w.db"
+    ingest_into(db, fixture)
+    warehouse = connect(db)
+    # As schema 3 stored it: the cases in serving_runs, each with its sighting.
+    source_id = warehouse.execute("SELECT id FROM sources").fetchone()[0]
+    for offline_id, line_start, line_end, total in warehouse.execute(
+            "SELECT id, line_start, line_end, total_latency FROM offline_runs "
+            "WHERE phase = 'benchmark'").fetchall():
+        run_id = warehouse["serving_runs"].insert(
+            {"source_id": source_id, "line_start": line_start, "line_end": line_end,
+             "format": "sglang_one_batch", "engine": "sglang",
+             "mean_e2el_ms": total * 1000}).last_pk
+        warehouse["sightings"].insert({"kind": "serving_runs", "run_id": run_id,
+                                       "source_id": source_id, "line_start": line_start,
+                                       "is_primary": 1, "content_hash": f"old{offline_id}"})
+    warehouse.execute("DELETE FROM sightings WHERE kind = 'offline_runs'")
+    for table in ("offline_steps", "offline_runs", "offline_configurations", "offline_groups"):
+        warehouse.execute(f"DROP TABLE {table}")
+    warehouse.execute("DROP INDEX idx_sightings_offline_id")
+    for view in ("runs_with_server", "run_server_stats", "latency"):
+        warehouse.execute(f"DROP VIEW IF EXISTS {view}")
+    warehouse["sightings"].transform(drop={"offline_id"})
+    warehouse.execute("UPDATE sources SET parser_version = '0.3.0'")
+    warehouse.execute("PRAGMA user_version=3")
+    warehouse.conn.commit()
+    warehouse.close()
+    assert len(rows(db, "SELECT * FROM serving_runs")) == 3
+
+    connect(db).close()
+    assert rows(db, "PRAGMA user_version") == [{"user_version": SCHEMA_VERSION}]
+    assert _columns(db, "sightings")[-1] != "offline_id"        # stored in reading order
+    assert rows(db, "SELECT COUNT(*) AS n FROM offline_runs") == [{"n": 0}]
+
+    ingest_into(db, fixture)
+    assert rows(db, "SELECT COUNT(*) AS n FROM serving_runs") == [{"n": 0}]
+    assert rows(db, "SELECT phase, batch_size, total_latency FROM offline_runs ORDER BY id") == [
+        {"phase": "warmup", "batch_size": 1, "total_latency": 0.481},
+        {"phase": "benchmark", "batch_size": 1, "total_latency": 0.928},
+        {"phase": "benchmark", "batch_size": 8, "total_latency": 1.236},
+        {"phase": "benchmark", "batch_size": 32, "total_latency": 1.164}]
+    assert rows(db, "SELECT COUNT(*) AS n FROM offline_steps") == [{"n": 20}]

@@ -113,6 +113,30 @@ def engine_comparison(present: Present) -> str | None:
             "ORDER BY r.max_concurrency, r.model, output_throughput DESC")
 
 
+OFFLINE_METRICS = ("prefill_latency", "prefill_throughput", "median_decode_latency",
+                   "median_decode_throughput", "total_latency", "overall_throughput",
+                   "avg_latency", "p50_latency", "p99_latency", "requests_per_second",
+                   "tokens_per_second", "output_tokens_per_second", "output_throughput")
+
+
+def offline_sweep(present: Present) -> str | None:
+    """Offline cases (never a serving run) by group, configuration and batch size."""
+    if not _has(present, "offline_runs", "batch_size", "phase", "group_id"):
+        return None
+    cols = _pick(present, "offline_runs", "r", ("engine", "tool", "model",
+                                                 "tensor_parallel_size", "batch_size",
+                                                 "input_len", "output_len", *OFFLINE_METRICS))
+    where_cols, join = _where_from(present, "offline_runs", "r")
+    group = ("g.title AS group_title", " LEFT JOIN offline_groups g ON g.id = r.group_id") \
+        if "offline_groups" in present else ("NULL AS group_title", "")
+    return (f"SELECT {group[0]}, {', '.join(cols)}, r.id AS offline_id, {where_cols}\n"
+            f"FROM offline_runs r{group[1]}{join}\n"
+            "WHERE r.phase = 'benchmark'\n"
+            "  AND (:model = '' OR r.model LIKE '%' || :model || '%')\n"
+            "ORDER BY group_title, r.engine, r.tool, r.model, r.batch_size, r.input_len, "
+            "r.output_len, r.line_start")
+
+
 # Columns naming the model a llama-bench row measured, most telling first.
 MODEL_COLUMNS = ("model", "model_type", "model_filename")
 
@@ -346,6 +370,16 @@ QUERIES: tuple[CannedQuery, ...] = (
                 {"mark": "bar", "x_column": "engine", "x_type": "ordinal",
                  "y_column": "output_throughput", "y_type": "quantitative",
                  "color_column": "model"}),
+    CannedQuery("offline_sweep", "Offline sweep",
+                "Offline benchmarks (vllm bench latency / throughput, SGLang bench_one_batch, "
+                "bench_one_batch_server, bench_offline_throughput) by group and batch size: "
+                "prefill and median decode throughput (tok/s), total latency (s), the latency "
+                "distribution and offline throughputs; warm-up cases left out. Leave model "
+                "empty for all; a part of the name matches.",
+                offline_sweep,
+                {"mark": "line", "x_column": "batch_size", "x_type": "quantitative",
+                 "y_column": "median_decode_throughput", "y_type": "quantitative",
+                 "color_column": "group_title"}),
     CannedQuery("llama_bench_by_model_and_test", "llama-bench by model and test",
                 "llama-bench results ordered by model and test (pp512, tg128, ...).",
                 llama_bench_by_model_and_test),

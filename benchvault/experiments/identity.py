@@ -74,6 +74,11 @@ class Identity:
     # merged, never compared: where a row sat and what was around it
     context: tuple[str, ...] = CONTEXT
     children: str | None = None         # child table rebuilt from the merged sightings
+    # ...its columns a sighting keeps (the first ``child_key`` of them tell a child apart)
+    # and the column that points at the row
+    child_columns: tuple[str, ...] = ("metric", "stat", "percentile", "value_ms")
+    child_key: int = 2
+    child_link: str = "run_id"
 
     def content(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """A row's values without provenance and warehouse columns: what a sighting says."""
@@ -168,6 +173,25 @@ def _llama_bench() -> Identity:
                     results=results, config=config)
 
 
+def _offline() -> Identity:
+    from ..schemas.offline import OfflineRun
+
+    config = ("model", "batch_size", "input_len", "output_len", "tensor_parallel_size",
+              "dtype", "quantization", "kv_cache_dtype", "num_prompts", "dataset_name", "n",
+              "use_beam_search", "backend", "num_iters", "num_iters_warmup", "max_model_len")
+    skip = set(PROVENANCE) | set(WAREHOUSE) | set(CONTEXT) | set(config) | {
+        "tool", "phase", "run_name"}
+    # A vLLM latency or throughput JSON says neither batch size nor lengths, and no figure is
+    # printed by every offline program: the look-up is by program and phase, every result
+    # compared at its printed precision.
+    return Identity("offline_runs", "offline_id", key=("tool", "phase"),
+                    results=_numbers(OfflineRun, skip), config=config,
+                    children="offline_steps",
+                    child_columns=("phase", "kind", "step", "batch_size", "latency_s",
+                                   "throughput"),
+                    child_key=3, child_link="offline_id")
+
+
 def _spec_decode() -> Identity:
     return Identity("spec_decode_metrics", "spec_decode_id", exact=True, context=LINE_CONTEXT)
 
@@ -184,7 +208,7 @@ def identities() -> dict[str, Identity]:
     global _IDENTITIES
     if _IDENTITIES is None:
         _IDENTITIES = {i.table: i for i in (_serving(), _llama_bench(), _spec_decode(),
-                                             _launch())}
+                                             _launch(), _offline())}
     return _IDENTITIES
 
 
@@ -308,14 +332,15 @@ def merge(identity: Identity, saids: Sequence[Said], numeric: set[str]) -> dict[
     return merged
 
 
-def merge_children(saids_children: Sequence[tuple[Said, Sequence[Sequence[Any]]]]
-                   ) -> list[list[Any]]:
-    """Latency statistics of a merged run: every (metric, stat) any sighting printed, its value
-    from the most precise sighting that has it."""
+def merge_children(saids_children: Sequence[tuple[Said, Sequence[Sequence[Any]]]],
+                   key: int = 2) -> list[list[Any]]:
+    """The children of a merged row: every child any sighting printed (told apart by its
+    first ``key`` values: a latency statistic's metric and stat), its values from the most
+    precise sighting that has it."""
     order = sorted(range(len(saids_children)),
                    key=lambda i: (precision_rank(saids_children[i][0]), i))
-    out: dict[tuple[str, str], list[Any]] = {}
+    out: dict[tuple, list[Any]] = {}
     for i in order:
-        for metric, stat, percentile, value in saids_children[i][1]:
-            out.setdefault((metric, stat), [metric, stat, percentile, value])
+        for child in saids_children[i][1]:
+            out.setdefault(tuple(child[:key]), list(child))
     return list(out.values())

@@ -20,6 +20,7 @@ from ..schemas.experiments import CONFIG_METRICS, Configuration, ExperimentGroup
 from ..schemas import store
 from .configs import (config_key, config_title, configuration, group_key, group_of, group_title,
                       model_family)
+from .offline import refresh_offline
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -195,7 +196,8 @@ def refresh_configurations(db: sqlite_utils.Database, run_ids: Iterable[int],
 
 def summarise(db: sqlite_utils.Database) -> None:
     """Repeat statistics for every configuration marked to be counted (``n`` NULL), deleted
-    when it has no run left, and the counts of their groups (deleted when empty)."""
+    when it has no run left, and the counts of their groups (deleted when empty); the offline
+    cases' configurations and groups (experiments.offline)."""
     stale = [r[0] for r in db.execute("SELECT id FROM configurations WHERE n IS NULL")]
     groups: set[int] = set()
     for config_id in stale:
@@ -204,6 +206,7 @@ def summarise(db: sqlite_utils.Database) -> None:
             groups.add(group)
     for group_id in sorted(groups):
         _summarise_group(db, group_id)
+    refresh_offline(db)
 
 
 def _summarise_configuration(db: sqlite_utils.Database, config_id: int) -> int | None:

@@ -24,7 +24,6 @@ from .identity import Identity, Said, identities, merge, merge_children, primary
 if TYPE_CHECKING:
     import sqlite_utils
 
-LATENCY = ("metric", "stat", "percentile", "value_ms")
 
 
 @functools.cache
@@ -137,11 +136,13 @@ def rebuild(db: sqlite_utils.Database, identity: Identity, row_id: int) -> bool:
     db.execute(f"UPDATE sightings SET is_primary = (id = ?) WHERE {identity.column} = ?",
                [primary[0], row_id])
     if identity.children and len(values) > 5:
-        children = merge_children([(s, c or []) for s, c in said.values()])
-        db.execute(f"DELETE FROM [{identity.children}] WHERE run_id = ?", [row_id])
+        children = merge_children([(s, c or []) for s, c in said.values()], identity.child_key)
+        link, names = identity.child_link, identity.child_columns
+        db.execute(f"DELETE FROM [{identity.children}] WHERE [{link}] = ?", [row_id])
         if children:
-            db.conn.executemany(f"INSERT INTO [{identity.children}] (run_id, "
-                                f"{', '.join(LATENCY)}) VALUES (?, ?, ?, ?, ?)",
+            db.conn.executemany(f"INSERT INTO [{identity.children}] ([{link}], "
+                                f"{', '.join(names)}) VALUES "
+                                f"({', '.join('?' * (len(names) + 1))})",
                                 [(row_id, *c) for c in children])
     return True
 
@@ -251,4 +252,8 @@ def _delete_rows(db: sqlite_utils.Database, identity: Identity, row_ids: list[in
         for child in ("latency_stats", "serving_requests"):
             if identity.table == "serving_runs" and db[child].exists():
                 db.execute(f"DELETE FROM [{child}] WHERE run_id IN ({marks})", chunk)
+        if identity.table != "serving_runs" and identity.children and \
+                db[identity.children].exists():
+            db.execute(f"DELETE FROM [{identity.children}] WHERE [{identity.child_link}] IN "
+                       f"({marks})", chunk)
         db.execute(f"DELETE FROM [{identity.table}] WHERE id IN ({marks})", chunk)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..experiments.identity import EPSILON, MAX_CONTRADICTED, Identity, Said, contradicts, \
     differences, identities
-from ..experiments.sightings import LATENCY, loads, rebuild, record_text, record_values, \
+from ..experiments.sightings import loads, rebuild, record_text, record_values, \
     row_values, values_of
 from ..schemas import store
 from ..schemas.experiments import Sighting
@@ -206,8 +206,8 @@ class Placer:
         self.writer.flush()
         self._keep_record(identity, match)
         store.assign(sighting, **{identity.column: match}, record=record_text(said.values),
-                     children=[[getattr(c, k) for k in LATENCY] for c in children
-                               if c.__table__ == identity.children] or None)
+                     children=[[getattr(c, k) for k in identity.child_columns]
+                               for c in children if c.__table__ == identity.children] or None)
         self._insert(sighting)
         self.local_contents[(identity.table, content)] = match
         self._rebuild(identity, match)
@@ -425,8 +425,8 @@ class Placer:
         children = None
         if identity.children:
             children = [list(r) for r in self.db.execute(
-                f"SELECT {', '.join(LATENCY)} FROM [{identity.children}] WHERE run_id = ? "
-                "ORDER BY id", [row_id])] or None
+                f"SELECT {', '.join(identity.child_columns)} FROM [{identity.children}] "
+                f"WHERE [{identity.child_link}] = ? ORDER BY id", [row_id])] or None
         self.db.execute("UPDATE sightings SET record = ?, children = ? WHERE id = ?",
                         [record_text(row_values(self.db, identity, row_id)),
                          json.dumps(children) if children else None, first[0]])

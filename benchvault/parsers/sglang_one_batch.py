@@ -1,5 +1,5 @@
 """SGLang's ``bench_one_batch`` (earlier ``bench_latency``): one static batch per case →
-``serving_runs``.
+``offline_runs``, its step lines → ``offline_steps``.
 
 Upstream printer: ``python/sglang/bench_one_batch.py`` (``bench_latency.py`` until late 2024).
 It runs the model in process, no server: a warmup case, then each case of its sweep
@@ -12,30 +12,32 @@ It runs the model in process, no server: a warmup case, then each case of its sw
     Total. latency:  1.234 s, throughput:   2000.00 token/s
 
 between ``Warmup ...`` and ``Benchmark ...`` lines.  A case from its ``Prefill.`` line to its
-``Total.`` line is a run (``extra["benchmark"] = "one_batch"``, engine ``sglang``): the total
-latency (the batch's, prefill and every decode step) is ``mean_e2el_ms``, the total
-throughput (prompt and output tokens of the batch over it) ``total_token_throughput``; the
-prefill and median decode figures go to ``extra`` with their units (``prefill latency (s)``,
-``median decode throughput (token/s)``...).  As for ``bench_one_batch_server``, the batch
-size is ``max_concurrency`` (a static batch) and the lengths ``random_input_len``/
-``random_output_len``.  The batch size comes from the decode step lines
-when they print it, else (and the lengths) from the command line's sweep.  The cases after a
-``Warmup ...`` line and before ``Benchmark ...`` are the warmup: not runs.  A case cut short
+``Total.`` line is a row, its columns named as the program's result JSONL names them:
+``prefill_latency``/``prefill_throughput``, ``median_decode_latency``/
+``median_decode_throughput``, ``total_latency``/``overall_throughput`` (latencies in s,
+throughputs in tok/s).  The cases after ``Warmup ...`` and before ``Benchmark ...`` are rows of
+phase ``warmup`` (the sweep's first batch size and input length; its output length, 8 or at
+most 32 tokens by version, is left unknown); the others
+of phase ``benchmark``.  Every step line is an ``offline_steps`` row (``Decode N.`` numbered as
+printed, unnumbered ones in order from 0).  The batch size comes from the decode step lines
+when they print it, else (and the lengths) from the command line's sweep.  A case cut short
 (the paste ends after its prefill) keeps what it printed, with a warning.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
 from lark import v_args
 
 from . import grammar
-from .base import Block, BlockFormat, BlockParseError, Parsed, Problem, half_unit
+from .base import Block, BlockFormat, BlockParseError, Parsed, Problem
 from .grammar import ColumnTransformer, flatten
-from .sglang_one_batch_server import case_rows, context_row
-from .vllm_serving import to_number
+from .offlinecontext import Case, case_rows, offline_context, warmup_case
+
+TOOL = "sglang.bench_one_batch"
 
 COMMANDS = {"sglang_one_batch": re.compile(
     r"\bsglang\.bench_one_batch\b(?!_server)|\bbench_one_batch\.py\b"
@@ -70,30 +72,44 @@ def parse_lines(text: str) -> list[tuple]:
     return grammar.parse(parser, text + "\n", "bench_one_batch result")
 
 
-class _Case:
-    def __init__(self, line: int, warmup: bool):
-        self.first = self.last = line
-        self.warmup = warmup
-        self.fields: dict[str, Any] = {}
-        self.tolerance: dict[str, float] = {}
-        self.extra: dict[str, Any] = {}
-        self.total = False
-        self.warnings: list[tuple[int, str]] = []
+# A step line's kind → its columns (latency, throughput) in offline_runs, when it has them.
+_COLUMNS = {"prefill": ("prefill_latency", "prefill_throughput"),
+            "decode_median": ("median_decode_latency", "median_decode_throughput"),
+            "total": ("total_latency", "overall_throughput")}
+_STEP_KIND = {"prefill": "prefill", "decode_step": "decode", "decode_median": "decode_median",
+              "total": "total"}
 
-    def number(self, what: str, printed: str, at: int) -> float | None:
-        try:
-            return to_number(printed, float)
-        except ValueError:
-            self.warnings.append((at, f"{what}: {printed!r} is not a number"))
-            return None
 
-    def put(self, column: str, printed: str, factor: float, at: int, what: str) -> None:
-        value = self.number(what, printed, at)
-        if value is not None:
-            self.fields[column] = value * factor
-            half = half_unit(printed)
-            if half is not None:
-                self.tolerance[column] = half * factor
+class _Case(Case):
+    def __init__(self, line: int, phase: str):
+        super().__init__(line, phase)
+        self.total = False          # its `Total.` line was read: the next line starts a case
+        self.decode_steps = 0
+
+
+def _step(case: _Case, kind: str, values: list[str], at: int, printed: int | None) -> None:
+    """The line's own step row, and its columns for the lines that have them."""
+    step: dict[str, Any] = {"kind": _STEP_KIND[kind]}
+    if kind == "decode_step":
+        size, latency, throughput = values if len(values) == 3 else (None, *values[-2:])
+        number = case.number("Batch size", size, at) if size is not None else None
+        if number is not None and math.isfinite(number) and number == int(number):
+            step["batch_size"] = int(number)
+            if case.fields.get("batch_size") is None:
+                case.fields["batch_size"] = int(number)
+            elif case.fields["batch_size"] != int(number):
+                case.warnings.append((at, f"Batch size: {size} here, "
+                                      f"{case.fields['batch_size']} before in the case"))
+        step["step"] = printed if printed is not None else case.decode_steps
+        case.decode_steps += 1
+    else:
+        latency, throughput = values[:2]
+        columns = _COLUMNS[kind]
+        case.put(columns[0], latency, at, f"{kind} latency")
+        case.put(columns[1], throughput, at, f"{kind} throughput")
+    step["latency_s"] = case.number("latency", latency, at)
+    step["throughput"] = case.number("throughput", throughput, at)
+    case.steps.append(step)
 
 
 def build(block: Block) -> list[Parsed | Problem]:
@@ -122,36 +138,28 @@ def build(block: Block) -> list[Parsed | Problem]:
             case = None
             continue
         if kind == "prefill" or case is None or case.total:
-            case = _Case(at, warmup)
+            case = _Case(at, "warmup" if warmup else "benchmark")
             cases.append(case)
         case.last = at
-        if kind == "prefill":
-            for key, printed in zip(("prefill latency (s)", "prefill throughput (token/s)"),
-                                    values):
-                value = case.number(key, printed, at)
-                if value is not None:
-                    case.extra[key] = value
-        elif kind == "decode_step":
-            if len(values) == 3 and "batch_size" not in case.extra:
-                size = case.number("Batch size", values[0], at)
-                if size is not None and size == int(size):
-                    case.extra["batch_size"] = int(size)
-        elif kind == "decode_median":
-            for key, printed in zip(("median decode latency (s)",
-                                     "median decode throughput (token/s)"), values):
-                value = case.number(key, printed, at)
-                if value is not None:
-                    case.extra[key] = value
-        elif kind == "total":
+        _step(case, kind, values, at,
+              _printed_step(kept[line - 1]) if kind == "decode_step" else None)
+        if kind == "total":
             case.total = True
-            case.put("mean_e2el_ms", values[0], 1000.0, at, "Total latency")
-            case.put("total_token_throughput", values[1], 1.0, at, "Total throughput")
-    runs = [c for c in cases if not c.warmup]
-    row0, command = context_row(block, "sglang_one_batch", COMMANDS["sglang_one_batch"])
-    for c in runs:
+    for c in cases:
         if not c.total:
             c.warnings.append((c.last, "the case is cut short here: no `Total.` line"))
-    return out + case_rows(block, runs, row0, command, "one_batch", FORMAT.name)
+    row0, command = offline_context(block, "sglang_one_batch", COMMANDS["sglang_one_batch"],
+                                    TOOL, "sglang")
+    return out + case_rows(block, cases, row0, command, FORMAT.name,
+                           warmup_case(command))
+
+
+_STEP_NUMBER = re.compile(r"^Decode[ \t]+(\d+)\.")
+
+
+def _printed_step(line: str) -> int | None:
+    match = _STEP_NUMBER.match(line)
+    return int(match.group(1)) if match else None
 
 
 def continues(line: str) -> bool:
@@ -164,10 +172,11 @@ def resumes(lines: list[str], line: str) -> bool:
 
 FORMAT = BlockFormat(
     name="sglang_one_batch",
-    table="serving_runs",
+    table="offline_runs",
     description="SGLang bench_one_batch / bench_latency (offline, one static batch): "
                 "`Prefill. latency: ... s, throughput: ... token/s`, `Decode.  median latency:`, "
-                "`Total. latency:`; one run per case, the warmup skipped.",
+                "`Total. latency:`; one offline run per case (the warmup's of phase warmup), "
+                "every step line an offline_steps row.",
     upstream=("sglang python/sglang/bench_latency.py 2024",
               "sglang python/sglang/bench_one_batch.py late 2024 –"),
     markers=("Prefill. latency:", "Warmup ..."),

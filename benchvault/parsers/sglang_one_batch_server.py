@@ -1,4 +1,4 @@
-"""SGLang's ``bench_one_batch_server``: one case per batch → ``serving_runs``.
+"""SGLang's ``bench_one_batch_server``: one case per batch → ``offline_runs``.
 
 Upstream printer: ``python/sglang/bench_one_batch_server.py`` (2024 on).  Each case sends one
 batch of ``batch size`` prompts to a server and prints, line by line:
@@ -12,40 +12,35 @@ later versions also ``input_len:``/``output_len:``, ``ttft:`` (then ``last_ttft:
 ``first-token spread:``), ``last generation throughput:``, ``input throughput:``, units in
 ``tok/s``, ``acc_length:``, ``spec_accept_rate:``, ``cache hit rate:`` and decode-only
 throughputs with a note in brackets; and they mark the warmup case(s) between
-``======== Warmup Begin ========`` and ``Warmup End`` (those are not runs).  2024's client
-printed its warmup case unmarked, first (16 prompts of 1024 tokens, 16 out: its total
-throughput is 65 times its output throughput): without ``--skip-warmup`` a block's first case
-of that shape is skipped too.
+``======== Warmup Begin ========`` and ``Warmup End``.  2024's client printed its warmup case
+unmarked, first (16 prompts of 1024 tokens, 16 out: its total throughput is 65 times its
+output throughput): without ``--skip-warmup`` a block's first case of that shape is a warmup
+too.
 
-A case is a run (``extra["benchmark"] = "one_batch_server"``): ``latency`` (the batch's wall
-time) is ``mean_e2el_ms``, ``output throughput`` ``output_throughput`` (from 2025 SGLang
-counts it after the first token: ``batch × output_len / (latency − ttft)``), ``(input + output)
-throughput`` ``total_token_throughput``; the batch size, lengths and every other figure go to
-``extra`` (by label, with their unit).  The batch is static: all its prompts are in flight
-at once, so the batch size is ``max_concurrency``, and its random prompts' lengths are
-``random_input_len``/``random_output_len`` (``dataset_name`` ``random``), which tell the
-cases of a sweep apart as configurations (they stay in ``extra`` by their own names too).
-Lengths the case did not print come from the command line (one value each, or the sweep's order: batch size × input
-length × output length).  A case starts at its exact `batch size: N` line, and a lone one is
-no run (prose) unless the command was seen and the paste ends there (cut, with a warning).
+A case is an ``offline_runs`` row, named as the program's result JSONL names it: ``latency``
+(the batch's wall time) is ``total_latency``, ``output throughput`` ``output_throughput``
+(from 2025 SGLang counts it after the first token: ``batch × output_len / (latency − ttft)``),
+``(input + output) throughput`` ``overall_throughput``, ``last generation throughput``
+``last_gen_throughput``, ``ttft`` and ``input throughput`` their own columns; every other
+figure goes to ``extra`` by its label in snake case (``cache_hit_rate``).  The warmup cases
+are rows of phase ``warmup``.  Batch size and lengths the case did not print come from the
+command line (one value each, or the sweep's order: batch size × input length × output
+length).  A case starts at its exact `batch size: N` line, and a lone one is no run (prose)
+unless the command was seen and the paste ends there (cut, with a warning).
 """
 
 from __future__ import annotations
 
-import itertools
 import re
-from dataclasses import replace
-from typing import Any
 
 from lark import v_args
 
-from ..reading.cmdline import parse_command
-from ..schemas.models import ServingRun
 from . import grammar
-from .base import Block, BlockFormat, BlockParseError, Parsed, Problem, half_unit
+from .base import Block, BlockFormat, BlockParseError, Parsed, Problem
 from .grammar import ColumnTransformer, flatten
-from .runcontext import CLIENT_BACKEND_ENGINES, serving_context
-from .vllm_serving import to_number
+from .offlinecontext import Case, case_rows, offline_context
+
+TOOL = "sglang.bench_one_batch_server"
 
 COMMANDS = {"sglang_one_batch_server": re.compile(r"\bbench_one_batch_server\b")}
 
@@ -61,12 +56,15 @@ _PREFIX = r"^[\s>#*/-]*"
 CONTINUES = re.compile(_PREFIX + rf"(?:{_OWN.pattern})")
 START = re.compile(_PREFIX + r"(?:batch size:[ \t]*[\d!?*~^$&@][\d!?*~^$&@]*[ \t]*$"
                    r"|=+[ \t]*Warmup Begin[ \t]*=+[ \t]*$)")
-# label → (column, factor to the column's unit)
-_COLUMNS = {"latency": ("mean_e2el_ms", 1000.0), "output throughput": ("output_throughput", 1.0),
-            "(input + output) throughput": ("total_token_throughput", 1.0)}
-_MEASURED = set(_COLUMNS) | {"ttft", "last_ttft", "input throughput",
-                             "last generation throughput"}
-_INTS = {"batch size": "batch_size", "input_len": "input_len", "output_len": "output_len"}
+# label → its column of offline_runs (named as the program's result JSONL names it; `ttft`
+# in s, as printed)
+_COLUMNS = {"latency": "total_latency", "output throughput": "output_throughput",
+            "(input + output) throughput": "overall_throughput", "ttft": "ttft",
+            "input throughput": "input_throughput", "batch size": "batch_size",
+            "last generation throughput": "last_gen_throughput",
+            "input_len": "input_len", "output_len": "output_len"}
+_MEASURED = {"latency", "output throughput", "(input + output) throughput", "ttft",
+             "last_ttft", "input throughput", "last generation throughput"}
 
 
 @v_args(inline=True)
@@ -105,111 +103,38 @@ def own_lines(block: Block, what: str) -> tuple[list[str], list[Problem]]:
     return kept, skipped
 
 
-def _sweep(text: str, flag: str) -> list[int] | None:
-    """The values of a `--flag 1 16 64` argument (nargs='+')."""
-    match = re.search(rf"--{flag}(?:=|\s+)((?:\d+\s*)+)(?=\s--|\s*$|\s*[|;&])", text + " ")
-    return [int(v) for v in match.group(1).split()] if match else None
-
-
-def context_row(block: Block, kind: str, pattern: re.Pattern[str]) -> tuple[dict, Any]:
-    context = block.context
-    without = replace(context, commands={k: v for k, v in context.commands.items()
-                                         if k != "serving_bench"})
-    row = serving_context(without)
-    for key in ("backend", "endpoint", "dataset_name", "dataset_path", "num_prompts",
-                "max_concurrency", "request_rate"):
-        row.pop(key, None)          # a serving client's arguments: not this program's
-    seen = context.commands.get(kind)
-    command = parse_command(seen.text, pattern) if seen is not None else None
-    if command is not None:
-        row["command"] = command.text
-        for flag in ("model", "model_path"):
-            if isinstance(command.args.get(flag), str) and command.args[flag] != "None":
-                row["model"] = command.args[flag]
-        if isinstance(command.args.get("base_url"), str):
-            row["base_url"] = command.args["base_url"]
-        backend = str(command.args.get("backend") or "").lower()
-        if backend in CLIENT_BACKEND_ENGINES:
-            row["engine"] = CLIENT_BACKEND_ENGINES[backend]
-    if row.get("engine") in (None, "unknown"):
-        row["engine"] = "sglang"
-    return row, command
-
-
-def sweep_cases(command, count: int) -> list[dict[str, int]]:
-    """What each of ``count`` cases ran with, by the command's sweep (batch size × input
-    length × output length, in that order); nothing when the count does not match."""
-    if command is None:
-        return [{} for _ in range(count)]
-    values = {key: _sweep(command.text, key.replace("_", "-"))
-              for key in ("batch_size", "input_len", "output_len")}
-    axes = [(k, v) for k, v in values.items() if v]
-    product = list(itertools.product(*(v for _, v in axes)))
-    if len(product) == count:
-        return [{k: combo[i] for i, (k, _) in enumerate(axes)} for combo in product]
-    return [{k: v[0] for k, v in axes if len(v) == 1} for _ in range(count)]
-
-
 def _is_warmup(case: "_Case") -> bool:
     """2024's client printed its warmup case first, as any other: 16 prompts of 1024 tokens,
     16 out, so (input + output) throughput is 65 times the output throughput."""
     out = case.fields.get("output_throughput")
-    total = case.fields.get("total_token_throughput")
-    return (case.extra.get("batch_size") == 16 and case.extra.get("input_len", 1024) == 1024
-            and case.extra.get("output_len", 16) == 16 and bool(out) and total is not None
+    total = case.fields.get("overall_throughput")
+    return (case.fields.get("batch_size") == 16 and case.fields.get("input_len", 1024) == 1024
+            and case.fields.get("output_len", 16) == 16 and bool(out) and total is not None
             and abs(total / out - 65.0) < 0.05)
 
 
-def workload(row: dict[str, Any], extra: dict[str, Any]) -> None:
-    """A static batch's shape as the columns a serving run's configuration is told by: every
-    prompt of the batch is in flight at once (``max_concurrency`` is the batch size), and the
-    prompts are random token ids of ``input_len``, each generating ``output_len`` (the random
-    dataset's lengths).  ``extra`` keeps them by the program's own names too."""
-    if isinstance(extra.get("batch_size"), int):
-        row["max_concurrency"] = extra["batch_size"]
-    if isinstance(extra.get("input_len"), int) or isinstance(extra.get("output_len"), int):
-        row["dataset_name"] = "random"
-        for key in ("input_len", "output_len"):
-            if isinstance(extra.get(key), int):
-                row[f"random_{key}"] = extra[key]
-
-
-class _Case:
-    def __init__(self, line: int):
-        self.first = self.last = line
-        self.fields: dict[str, Any] = {}
-        self.tolerance: dict[str, float] = {}
-        self.extra: dict[str, Any] = {}
+class _Case(Case):
+    def __init__(self, line: int, phase: str):
+        super().__init__(line, phase)
         self.labels: set[str] = set()
         self.measured = 0
-        self.warnings: list[tuple[int, str]] = []
 
 
 def _read(case: _Case, label: str, printed: str | None, unit: str | None, note: str | None,
           at: int) -> None:
-    try:
-        value = to_number(printed, float)
-    except ValueError:
-        value = None
-        case.warnings.append((at, f"{label}: {printed!r} is not a number"))
     if label in _MEASURED:
         case.measured += 1
+    if label in _COLUMNS:
+        factor = 0.001 if unit == "ms" else 1.0
+        case.put(_COLUMNS[label], printed, at, label, factor)
+        return
+    value = case.number(label, printed, at)
     if value is None:
         return
-    if label in _COLUMNS:
-        column, factor = _COLUMNS[label]
-        case.fields[column] = value * factor
-        half = half_unit(printed)
-        if half is not None:
-            case.tolerance[column] = half * factor
-        return
-    if label in _INTS and value == int(value):
-        case.extra[_INTS[label]] = int(value)
-        return
-    key = f"{label} ({unit})" if unit else label
+    key = re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")     # `cache hit rate`
     case.extra[key] = value
     if note:
-        case.extra[f"{label} note"] = note.strip("() ")
+        case.extra[f"{key}_note"] = note.strip("() ")
 
 
 def build(block: Block) -> list[Parsed | Problem]:
@@ -217,7 +142,7 @@ def build(block: Block) -> list[Parsed | Problem]:
     items = parse_lines("\n".join(kept))
     if not items:
         raise BlockParseError("no value in the bench_one_batch_server result", 1)
-    cases: list[tuple[_Case, bool]] = []
+    cases: list[_Case] = []
     case: _Case | None = None
     warmup = False
     warmup_left: int | None = None
@@ -238,47 +163,27 @@ def build(block: Block) -> list[Parsed | Problem]:
                 warmup_left -= 1
                 if warmup_left <= 0:      # no `Warmup End` line in this version
                     warmup = False
-            case = _Case(at)
-            cases.append((case, warmup))
+            case = _Case(at, "warmup" if warmup else "benchmark")
+            cases.append(case)
         case.labels.add(label)
         case.last = at
         _read(case, label, printed, unit, note, at)
-    runs = [c for c, was_warmup in cases if not was_warmup]
-    row0, command = context_row(block, "sglang_one_batch_server",
-                                COMMANDS["sglang_one_batch_server"])
+    row0, command = offline_context(block, "sglang_one_batch_server",
+                                    COMMANDS["sglang_one_batch_server"], TOOL, "sglang")
+    runs = [c for c in cases if c.phase == "benchmark"]
     last = runs[-1] if runs else None
-    keep = [c for c in runs if c.measured or c is last and command is not None
-            and c.last == block.line_start + max(i for i, t in enumerate(kept) if t)]
-    if command is not None and not any(w for _, w in cases) and keep \
-            and "--skip-warmup" not in command.text and keep[0] is cases[0][0] \
+    end = block.line_start + max(i for i, t in enumerate(kept) if t)
+    keep = [c for c in cases if c.measured or c is last and command is not None
+            and c.last == end]
+    if command is not None and not any(c.phase == "warmup" for c in cases) and keep \
+            and "--skip-warmup" not in command.text and keep[0] is cases[0] \
             and _is_warmup(keep[0]):
-        keep = keep[1:]
+        keep[0].phase = "warmup"
     for c in keep:
         if not c.measured or "latency" not in c.labels:
             c.warnings.append((c.last, "the case is cut short here: no "
                                + ("values" if not c.measured else "latency") + " after it"))
-    return out + case_rows(block, keep, row0, command, "one_batch_server", FORMAT.name)
-
-
-def case_rows(block: Block, cases: list, row0: dict[str, Any], command: Any, benchmark: str,
-              format_name: str) -> list[Parsed]:
-    """One run per case of a static-batch benchmark (its values, warnings and lines), each
-    with the block's context ``row0`` and the case's sizes from the command line."""
-    out = []
-    swept = sweep_cases(command, len(cases))
-    for i, c in enumerate(cases):
-        row = dict(row0)
-        extra = {"benchmark": benchmark, **swept[i], **c.extra}
-        row.update(c.fields)
-        workload(row, extra)
-        row["extra"] = extra
-        row["format"] = format_name
-        row["line_start"], row["line_end"] = c.first, c.last
-        if len(cases) > 1:
-            row["raw_text"] = "\n".join(block.lines[c.first - block.line_start:
-                                                    c.last - block.line_start + 1])
-        out.append(Parsed(row=ServingRun(**row), warnings=c.warnings, tolerance=c.tolerance))
-    return out
+    return out + case_rows(block, keep, row0, command, FORMAT.name)
 
 
 def continues(line: str) -> bool:
@@ -291,10 +196,10 @@ def resumes(lines: list[str], line: str) -> bool:
 
 FORMAT = BlockFormat(
     name="sglang_one_batch_server",
-    table="serving_runs",
+    table="offline_runs",
     description="SGLang bench_one_batch_server: `batch size: N`, `latency: ... s`, `output "
                 "throughput: ... token/s`, `(input + output) throughput:` and later lines, "
-                "one run per case (warmup cases skipped).",
+                "one offline run per case (warmup cases of phase warmup).",
     upstream=("sglang python/sglang/bench_one_batch_server.py 2024 –",),
     markers=("batch size:", "Warmup Begin"),
     start=START,

@@ -1,43 +1,40 @@
-"""vLLM's latency benchmark: `Avg latency: ... seconds` and its percentiles → ``serving_runs``.
+"""vLLM's latency benchmark: `Avg latency: ... seconds` and its percentiles → ``offline_runs``.
 
 Upstream printers: ``benchmarks/benchmark_latency.py`` (2023 on) and ``vllm bench latency``
 (``vllm/benchmarks/latency.py``, 2025 on).  One batch of ``--batch-size`` prompts of
-``--input-len`` tokens, generating ``--output-len`` each, is run ``--num-iters`` times; what
-the block prints is the latency of the whole batch, in seconds:
+``--input-len`` tokens, generating ``--output-len`` each, is run ``--num-iters`` times (after
+``--num-iters-warmup`` untimed ones); what the block prints is the latency of the whole batch,
+in seconds:
 
     Avg latency: 1.6434567379951477 seconds       2023: this line alone
-    Std latency: 0.0123 seconds                   2025 on
+    Std latency: 0.0123 seconds                   later forks and versions
     10% percentile latency: 1.62 seconds          2024 on: 10, 25, 50, 75, 90, 99
     ...
     99% percentile latency: 1.71 seconds
 
-Each block is a run: ``mean_e2el_ms`` is the average × 1000, each percentile a
-``latency_stats`` row (metric ``e2el``, stat ``pNN``; ``p50``/``p90``/``p99`` also fill their
-columns, ``p50`` the median too), the standard deviation ``std_e2el_ms``.  The command line above the block gives the
-model, and batch size, lengths and iterations (``extra``, with ``benchmark: latency``); the
-batch's prompts are all in flight at once and random token ids, so the batch size is
-``max_concurrency`` and the lengths ``random_input_len``/``random_output_len`` (``dataset_name``
-``random``), as for SGLang's one-batch benchmarks.  Only
-the printer's exact lines start or continue a block: prose saying `latency: 3 s` is no run.
+Each block is a row of phase ``benchmark``, named as ``--output-json`` names its keys:
+``avg_latency`` and ``p10_latency`` ... ``p99_latency`` (the JSON's ``percentiles`` {"10":
+...}), in seconds; a percentile no column holds stays in ``extra["percentiles"]``.  The command
+line above the block gives the model, batch size, lengths, iterations, dtype and parallelism.
+Only the printer's exact lines start or continue a block: prose saying `latency: 3 s` is no
+run.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from lark import v_args
 
-from ..reading.cmdline import parse_command
-from ..schemas.models import LatencyStat, ServingRun, fields_of
+from ..schemas.models import fields_of
+from ..schemas.offline import OfflineRun
 from . import grammar
-from .base import Block, BlockFormat, BlockParseError, Parsed, Problem, half_unit
+from .base import Block, BlockFormat, BlockParseError, Parsed, Problem
 from .grammar import ColumnTransformer, flatten
-from .runcontext import serving_context
-from .sglang_one_batch_server import workload
-from .vllm_serving import to_number
+from .offlinecontext import Case, offline_context
+
+TOOL = "vllm bench latency"
 
 LATENCY_COMMANDS = {"latency_bench": re.compile(
     r"\bbenchmark_latency(?:\.py)?\b|\bvllm\s+bench\s+latency\b")}
@@ -52,12 +49,6 @@ _OWN = re.compile(
 CONTINUES = re.compile(rf"^[\s>#*/-]*(?:{_OWN.pattern})\s*$", re.I)
 START = re.compile(rf"^[\s>#*/-]*Avg latency:[ \t]*(?:{_VALUE})[ \t]*seconds?\s*$")
 _PCT = re.compile(r"^([^\s%]+)%")
-# Command-line arguments kept in `extra` (no column holds them).
-_ARGS = {"batch_size": int, "input_len": int, "output_len": int, "num_iters": int,
-         "num_iters_warmup": int, "n": int, "tensor_parallel_size": int, "dtype": str,
-         "quantization": str, "max_model_len": int, "use_beam_search": bool}
-
-
 @v_args(inline=True)
 class LinesToItems(ColumnTransformer):
     """Tree → (kind, label, value text, line) tuples, in order."""
@@ -75,45 +66,6 @@ def parse_lines(text: str) -> list[tuple]:
     return grammar.parse(parser, text + "\n", "latency benchmark result")
 
 
-def _milliseconds(printed: str, seconds: float) -> float:
-    """The printed seconds in ms, shifted in decimal (`1.6454567890123456` → 1645.4567890123456,
-    not the float product's 1645.4567890123458)."""
-    try:
-        return float(Decimal(printed.strip()) * 1000)
-    except (InvalidOperation, ValueError):
-        return seconds * 1000.0
-
-
-def _context_row(block: Block) -> dict[str, Any]:
-    context = block.context
-    without = replace(context, commands={k: v for k, v in context.commands.items()
-                                         if k != "serving_bench"})
-    row = serving_context(without)
-    for key in ("backend", "endpoint", "base_url", "host", "port", "dataset_name",
-                "dataset_path", "num_prompts", "max_concurrency", "request_rate"):
-        row.pop(key, None)          # a serving client's arguments: not this program's
-    extra: dict[str, Any] = {"benchmark": "latency"}
-    seen = context.commands.get("latency_bench")
-    command = parse_command(seen.text, LATENCY_COMMANDS["latency_bench"]) \
-        if seen is not None else None
-    if command is not None:
-        row["command"] = command.text
-        if isinstance(command.args.get("model"), str):
-            row["model"] = command.args["model"]
-        for key, kind in _ARGS.items():
-            value = command.args.get(key)
-            if value is None or (value is True) != (kind is bool):
-                continue
-            if kind is int:
-                try:
-                    value = int(value)
-                except ValueError:
-                    continue
-            extra[key] = value
-    row["_extra"] = extra
-    return row
-
-
 def build(block: Block) -> list[Parsed | Problem]:
     out: list[Parsed | Problem] = []
     kept: list[str] = []
@@ -129,60 +81,46 @@ def build(block: Block) -> list[Parsed | Problem]:
     items = parse_lines("\n".join(kept))
     if not items:
         raise BlockParseError("no value in the latency benchmark result", 1)
-    row = _context_row(block)
-    extra = row.pop("_extra")
-    fields: dict[str, Any] = {}
-    tolerance: dict[str, float] = {}
-    stats: list[LatencyStat] = []
-    warnings: list[tuple[int, str]] = []
-    columns = fields_of(ServingRun)
+    row, command = offline_context(block, "latency_bench", LATENCY_COMMANDS["latency_bench"],
+                                   TOOL, "vllm")
+    case = Case(block.line_start)
+    columns = fields_of(OfflineRun)
+    extra: dict[str, Any] = {}
     read = 0
     for kind, label, printed, line in items:
         at = block.line_start + line - 1
-        try:
-            seconds = to_number(printed, float)
-        except ValueError:
-            seconds = None
-            warnings.append((at, f"{label}: {printed!r} is not a number"))
         if kind == "pct":
             match = _PCT.match(label)
             try:
                 pct = float(match.group(1)) if match else None
             except ValueError:
                 pct = None
+            read += 1
             if pct is None:
-                warnings.append((at, f"{label}: the percentile is not a number"))
-                read += 1
+                case.warnings.append((at, f"{label}: the percentile is not a number"))
                 continue
-            stat = "p" + (str(int(pct)) if pct == int(pct) else str(pct))
+            column = "p" + (str(int(pct)) if pct == int(pct) else str(pct)) + "_latency"
         else:
-            pct, stat = None, "mean" if kind == "avg" else "std"
-        read += 1
-        if seconds is None:
-            continue
-        value_ms = _milliseconds(printed, seconds)
-        stats.append(LatencyStat(metric="e2el", stat=stat, percentile=pct, value_ms=value_ms))
-        # the 50th percentile is the median (numpy's percentile of the batch latencies)
-        for column in (f"{stat}_e2el_ms", "median_e2el_ms" if stat == "p50" else ""):
-            if column in columns:
-                fields[column] = value_ms
-                unit = half_unit(printed)
-                if unit is not None:
-                    tolerance[column] = unit * 1000.0
+            read += 1
+            column = "avg_latency" if kind == "avg" else "std_latency"
+        if column in columns:
+            case.put(column, printed, at, label)
+        else:               # a percentile no column holds, kept by the JSON's own key
+            value = case.number(label, printed, at)
+            if value is not None:
+                extra.setdefault("percentiles", {})[f"{pct:g}"] = value
     if not read:
         raise BlockParseError("no value in the latency benchmark result", 1)
     if items[0][0] != "avg":
-        warnings.append((block.line_start, "the latency result's `Avg latency` line is "
-                         "missing: the block starts later"))
-    row.update(fields)
-    workload(row, extra)
-    row["engine"] = row.get("engine") if row.get("engine") not in (None, "unknown") else "vllm"
-    row["extra"] = extra
+        case.warnings.append((block.line_start, "the latency result's `Avg latency` line is "
+                              "missing: the block starts later"))
+    row.update(case.fields)
+    row["phase"] = "benchmark"
+    row["extra"] = extra or None
     row["format"] = FORMAT.name
     row["line_start"] = block.line_start
     row["line_end"] = block.line_start + max(i for i, t in enumerate(kept) if t)
-    out.append(Parsed(row=ServingRun(**row), children=stats, warnings=warnings,
-                      tolerance=tolerance))
+    out.append(Parsed(row=OfflineRun(**row), warnings=case.warnings, tolerance=case.tolerance))
     return out
 
 
@@ -197,7 +135,7 @@ def resumes(lines: list[str], line: str) -> bool:
 
 FORMAT = BlockFormat(
     name="vllm_bench_latency",
-    table="serving_runs",
+    table="offline_runs",
     description="vLLM's latency benchmark (benchmarks/benchmark_latency.py, `vllm bench "
                 "latency`): `Avg latency: ... seconds`, `Std latency:`, `NN% percentile "
                 "latency: ... seconds`; one run per block, the batch's end-to-end latency.",

@@ -1,4 +1,5 @@
-"""vLLM's benchmark clients before the result block: `Label: value unit` lines → ``serving_runs``.
+"""vLLM's benchmark clients before the result block: `Label: value unit` lines → ``serving_runs``
+(``benchmark_throughput.py``'s → ``offline_runs``).
 
 Upstream printers: vLLM ``benchmarks/benchmark_serving.py`` from 2023 to early 2024 (before the
 ``Serving Benchmark Result`` block of ``vllm_serving``) and ``benchmarks/benchmark_throughput.py``.
@@ -15,8 +16,12 @@ Three shapes, each a run:
     Request throughput: 3.44 requests/s        duration, token counts and throughputs,
     Mean TTFT: 1274.09 ms                      `Mean TTFT`/`P99 TPOT` ... with latency_stats)
 
-    Throughput: 16.90 requests/s, 4326.03 tokens/s      benchmark_throughput.py: request and
-                                                        total (and output) token throughput
+    Throughput: 16.90 requests/s, 4326.03 tokens/s      benchmark_throughput.py / `vllm bench
+                                                        throughput`: an offline run, its
+                                                        figures named as its --output-json
+                                                        names them (requests_per_second,
+                                                        tokens_per_second; the later `output
+                                                        tokens/s` output_tokens_per_second)
 
 A paste that lost its line breaks holds a run on one line, or several runs one after another
 (`1 GPU Total time: ... 2 GPU Total time: ...`): a label printed again starts the next run, and
@@ -27,21 +32,22 @@ a warning about that value; the run keeps the rest.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from lark import Lark, Token, v_args
 
-from ..reading.cmdline import parse_command
 from ..schemas.models import LatencyStat, ServingRun, fields_of
+from ..schemas.offline import OfflineRun
 from . import grammar
 from .base import Block, BlockFormat, BlockParseError, Context, Parsed, Problem, half_unit
 from .grammar import ColumnTransformer, flatten, snake_name
+from .offlinecontext import offline_context
 from .runcontext import BENCH_COMMANDS, CLIENT_BACKEND_ENGINES, RUN_KEYS, serving_context
 from .vllm_serving import metric_key, to_number
 
 THROUGHPUT_COMMANDS = {"throughput_bench": re.compile(
     r"\bbenchmark_throughput(?:\.py)?\b|\bvllm\s+bench\s+throughput\b")}
+THROUGHPUT_TOOL = "vllm bench throughput"
 
 # The labels a block's lines start with (after a comment prefix or indentation), each followed
 # by a value: a line that starts with none of them ends the block.
@@ -256,25 +262,32 @@ def _lead_label(words: list[str]) -> str | None:
     return text[:120] or None
 
 
-def _throughput_context(context: Context) -> dict[str, Any]:
-    """benchmark_throughput.py's run: what its command line and Namespace say."""
-    without = replace(context, commands={k: v for k, v in context.commands.items()
-                                         if k != "serving_bench"})
-    row = serving_context(without)
-    seen = context.commands.get("throughput_bench")
-    command = parse_command(seen.text, THROUGHPUT_COMMANDS["throughput_bench"]) \
-        if seen is not None else None
-    if command is not None:
-        row["command"] = command.text
-        row.update({k: v for k, v in command.args.items()
-                    if k in RUN_KEYS and v is not True and k != "max_concurrency"})
-    for key in ("num_prompts", "seed", "port"):
-        if isinstance(row.get(key), str):
-            try:
-                row[key] = int(row[key])
-            except ValueError:
-                row.pop(key)
-    return row
+# benchmark_throughput.py's figures → offline_runs' columns (its --output-json keys).
+_OFFLINE = {"request_throughput": "requests_per_second",
+            "total_token_throughput": "tokens_per_second",
+            "output_throughput": "output_tokens_per_second",
+            "total_input_tokens": "total_input_tokens",
+            "total_output_tokens": "total_output_tokens"}
+# Its --backend → the engine measured.
+_THROUGHPUT_ENGINES = {"vllm": "vllm", "vllm-chat": "vllm", "hf": "hf",
+                       "mii": "deepspeed-mii"}
+
+
+def _throughput_row(block: Block, run: _Run) -> tuple[dict[str, Any], dict[str, float]]:
+    """benchmark_throughput.py's run: an offline run, with what its command line says."""
+    row, command = offline_context(block, "throughput_bench",
+                                   THROUGHPUT_COMMANDS["throughput_bench"], THROUGHPUT_TOOL,
+                                   "vllm")
+    backend = str(row.get("backend") or "vllm").lower()
+    row["engine"] = _THROUGHPUT_ENGINES.get(backend, CLIENT_BACKEND_ENGINES.get(backend,
+                                                                                backend))
+    row["phase"] = "benchmark"
+    row.update({_OFFLINE[k]: v for k, v in run.fields.items() if k in _OFFLINE})
+    extra = dict(run.extra)
+    extra.update({k: v for k, v in run.fields.items() if k not in _OFFLINE})
+    row["extra"] = extra or None
+    tolerance = {_OFFLINE.get(k, k): v for k, v in run.tolerance.items() if k in _OFFLINE}
+    return row, tolerance
 
 
 def _engine(row: dict[str, Any]) -> str:
@@ -322,25 +335,31 @@ def build(block: Block) -> list[Parsed | Problem]:
                 out.extend(Problem(line, reason, lines[line - block.line_start])
                            for line, reason in run.warnings)
             continue
-        row = (_throughput_context(block.context) if run.throughput_client
-               else serving_context(block.context))
-        if preamble:
-            run.put("completed", printed_completed)
-        row.update(run.fields)
-        row["engine"] = _engine(row)
+        if run.throughput_client:
+            row, tolerance = _throughput_row(block, run)
+        else:
+            row, tolerance = serving_context(block.context), run.tolerance
+            if preamble:
+                run.put("completed", printed_completed)
+            row.update(run.fields)
+            row["engine"] = _engine(row)
+            row["extra"] = run.extra or None
         label = _lead_label(run.lead)
         if label is not None:
             row["label"] = label
-        row["extra"] = run.extra or None
         row["format"] = FORMAT.name
         first, last = run.first_line - 1, run.last_line - 1
         row["line_start"] = block.line_start + first
         row["line_end"] = block.line_start + last
         if len(runs) > 1:
             row["raw_text"] = _run_text(lines, runs, i)
+        if run.throughput_client:
+            out.append(Parsed(row=OfflineRun(**row), warnings=run.warnings,
+                              tolerance=tolerance))
+            continue
         stats = [LatencyStat(**s) for s in run.stats]
         out.append(Parsed(row=ServingRun(**row), children=stats, warnings=run.warnings,
-                          tolerance=run.tolerance))
+                          tolerance=tolerance))
     return out
 
 
@@ -365,8 +384,9 @@ FORMAT = BlockFormat(
     table="serving_runs",
     description="vLLM benchmark client summaries before the result block: benchmark_serving.py "
                 "2023 (`Total time:`, `Throughput:`, `Average latency:`) and early 2024 "
-                "(`Benchmark duration: ... s`, `Mean TTFT: ... ms`), and benchmark_throughput.py "
-                "(`Throughput: ... requests/s, ... tokens/s`).",
+                "(`Benchmark duration: ... s`, `Mean TTFT: ... ms`), and benchmark_throughput.py / "
+                "`vllm bench throughput` (`Throughput: ... requests/s, ... tokens/s`: an "
+                "offline run, to offline_runs).",
     upstream=("vllm benchmarks/benchmark_serving.py 2023 – Feb 2024",
               "vllm benchmarks/benchmark_throughput.py"),
     markers=("Total time:", "Benchmark duration:", "requests/s,"),

@@ -67,7 +67,7 @@ def compare(db_path: str | Path, baseline: list[str], candidate: list[str] | Non
         if own:
             conn.close()
     frame = add_keys(frame, spec.table)
-    frame = apply_where(frame, parse_conditions(where or []), DISPLAY)
+    frame = apply_where(frame, parse_conditions([*spec.where, *(where or [])]), DISPLAY)
     metrics = list(metrics) if metrics else [spec.metric]
     for name in metrics:
         if name not in frame:

@@ -95,6 +95,16 @@ KINDS: dict[str, ReportKind] = {k.name: k for k in (
         "throughput per GPU; the configurations no other beats on both are the frontier.",
         (), charts=("analysis",), analysis="pareto"),
     ReportKind(
+        "offline", "offline_runs", "Offline sweep",
+        "Offline benchmarks (vllm bench latency / throughput, SGLang bench_one_batch, "
+        "bench_one_batch_server, bench_offline_throughput): one table per model, hardware and "
+        "lengths, rows by batch size, prefill and decode throughput side by side; warm-up "
+        "cases left out.", ("engine", "tool", "model", "batch_size", "prefill_throughput",
+                            "median_decode_throughput", "total_latency"),
+        charts=("analysis",), match=("engine", "tool", "model", "batch_size", "input_len",
+                                     "output_len"),
+        metric="median_decode_throughput", where=("phase=benchmark",), analysis="offline"),
+    ReportKind(
         "trend", "serving_runs", "Trend",
         "A metric of each configuration over builds, versions or dates, with the change from "
         "the previous point; falls worse than --threshold are flagged.", (),

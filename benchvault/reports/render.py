@@ -24,7 +24,10 @@ from .table import Column, build_table, column_info, escape_cell, format_value
 TEMPLATES = Path(__file__).parent / "templates"
 # `report all`: every kind whose rows it shows once (engines and llama-bench-compare show the
 # same rows as sweep and llama-bench, whose group tables already lead with what varies).
-ALL = ("sweep", "llama-bench", "spec-decode", "capacity")
+ALL = ("sweep", "llama-bench", "spec-decode", "capacity", "offline")
+# ... of which these only when their table holds a row (a serving warehouse gets no empty
+# offline section).
+ALL_WHEN_PRESENT = {"offline": "offline_runs"}
 # Kind columns that are configuration fields shown by the group layout when they vary.
 LEADING_SKIP = ("config",)
 def _sort(frame: pd.DataFrame, spec: ReportKind, keys: list[str],
@@ -429,6 +432,10 @@ def build(db_path: str | Path, kinds: list[str], options: ReportOptions | None =
     conn = connect_readonly(db_path)
     made = reports if reports is not None else []
     try:
+        if names is ALL:
+            names = tuple(n for n in ALL if n not in ALL_WHEN_PRESENT or (
+                has_table(conn, ALL_WHEN_PRESENT[n]) and conn.execute(
+                    f"SELECT 1 FROM [{ALL_WHEN_PRESENT[n]}] LIMIT 1").fetchone()))
         made += [r for name in names for r in make_reports(db_path, name, options, conn=conn)]
     finally:
         conn.close()

@@ -36,16 +36,18 @@ class Sighting(Row):
     __foreign_keys__ = (("source_id", "sources", "id"), ("run_id", "serving_runs", "id"),
                         ("llama_bench_id", "llama_bench_results", "id"),
                         ("launch_id", "server_launches", "id"),
-                        ("spec_decode_id", "spec_decode_metrics", "id"))
+                        ("spec_decode_id", "spec_decode_metrics", "id"),
+                        ("offline_id", "offline_runs", "id"))
 
     id: int | None = None
     kind: str = Field(description="Table of the row seen: serving_runs, llama_bench_results, "
-                                  "server_launches or spec_decode_metrics.",
+                                  "server_launches, spec_decode_metrics or offline_runs.",
                       json_schema_extra={"facet": True})
     run_id: int | None = col("The serving run seen (serving_runs.id).")
     llama_bench_id: int | None = col("The llama-bench row seen (llama_bench_results.id).")
     launch_id: int | None = col("The server launch seen (server_launches.id).")
     spec_decode_id: int | None = col("The spec-decode line seen (spec_decode_metrics.id).")
+    offline_id: int | None = col("The offline benchmark case seen (offline_runs.id).")
     source_id: int | None = col("File of this sighting (sources.id).")
     line_start: int | None = col("First line of the sighting in its file (1-based).")
     line_end: int | None = col("Last line of the sighting in its file.")
@@ -65,7 +67,9 @@ class Sighting(Row):
         "Half a unit of the last digit this sighting printed, per column (`225.80` → 0.005): "
         "two sightings agree when their values differ by no more.  Absent: an exact value.")
     children: list[Any] | None = col("Latency statistics this sighting printed (metric, stat, "
-                                     "percentile, value_ms), kept with its record.")
+                                     "percentile, value_ms), or an offline case's step lines "
+                                     "(phase, kind, step, batch_size, latency_s, throughput), "
+                                     "kept with its record.")
     near_tolerance: float | None = col(
         "The tolerance of the value a run or llama-bench row is looked up by (duration, avg_ts): "
         "0 for an exact value.  The widest one stored bounds the look-up of a new sighting.")

@@ -78,6 +78,11 @@ INDEXES = (
     ("serving_runs", ("engine",), False), ("serving_runs", ("model",), False),
     ("serving_runs", ("max_concurrency",), False), ("serving_runs", ("section",), False),
     ("serving_runs", ("label",), False), ("serving_runs", ("tags",), False),
+    # offline cases: their file, their step lines, their sightings' look-up, their groups
+    ("offline_runs", ("source_id",), False), ("offline_runs", ("tool", "phase"), False),
+    ("offline_runs", ("config_id",), False), ("offline_runs", ("group_id",), False),
+    ("offline_steps", ("offline_id",), False), ("sightings", ("offline_id",), False),
+    ("offline_configurations", ("key",), True), ("offline_groups", ("key",), True),
 )
 
 
