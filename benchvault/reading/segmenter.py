@@ -312,7 +312,7 @@ class Segmenter:
                     text = self._unquote(text)
                 if self.prefix or text[:1] in PREFIX_INITIALS:
                     text = self._unprefix_run(text)
-                if "\\n" in text or any(glyph in text for glyph in GLYPHS):
+                if "\\n" in text or not text.isascii() and any(g in text for g in GLYPHS):
                     pieces = split_glyphs(text, self._known)
                     if pieces:      # read as the lines it joined, each at the joining line
                         again.extend((lineno, piece) for piece in pieces)
