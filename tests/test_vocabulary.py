@@ -41,6 +41,12 @@ def test_enough_of_upstream_is_listed():
     keys = [(x.format, x.label, x.column, x.printer) for x in LABELS]
     assert len(keys) == len(set(keys))
     assert all(x.format in TABLES for x in LABELS)
+    assert all(x.table in {m.__table__ for m in row_models()} for x in LABELS if x.table)
+
+
+def _table(label: Label) -> str:
+    """The table the label's column is in: its own ``table``, else its format's."""
+    return label.table or TABLES[label.format]
 
 
 def _model(table: str):
@@ -57,7 +63,7 @@ def _is_int(label: Label) -> bool:
         return False
     if label.column.startswith("extra."):
         return False
-    annotation = fields_of(_model(TABLES[label.format]))[label.column].annotation
+    annotation = fields_of(_model(_table(label)))[label.column].annotation
     return annotation in (int, int | None)
 
 
@@ -81,22 +87,28 @@ def _found(values: dict, column: str):
     return MISSING
 
 
+# child tables whose rows name what they hold (a metrics sample its metric)
+NAMED_ROWS = {"metrics_samples"}
+
+
 def landed(path: Path, label: Label) -> list:
     """Every value the column got from reading ``path``.  A column `<table>.<name>` is a child
-    row's (a metrics sample): the child row that names the label."""
+    row's: in a metrics sample, the child row that names the label; in an offline step (a
+    printed step line, no label in the row), any child row of that table."""
     got = []
     table, _, name = label.column.rpartition(".")
     for item in parse_file(path):
         if isinstance(item, Parsed) and table and table != "extra":
-            got += [child.model_dump()[name] for child in item.children
-                    if child.__table__ == table and label.label in child.model_dump().values()]
+            rows = [child.model_dump() for child in item.children if child.__table__ == table]
+            got += [row[name] for row in rows
+                    if table not in NAMED_ROWS or label.label in row.values()]
             continue
         elif isinstance(item, Parsed):
-            if item.row.__table__ != TABLES[label.format]:
+            if item.row.__table__ != _table(label):
                 continue
             value = _found(item.row.model_dump(), label.column)
         elif isinstance(item, Facts):
-            if item.table != TABLES[label.format]:
+            if item.table != _table(label):
                 continue
             value = _found(item.values, label.column)
         else:
@@ -131,7 +143,7 @@ def test_label_lands_in_its_column(label, tmp_path):
 
 def _field_of(label: Label):
     table, _, name = label.column.rpartition(".")
-    return fields_of(_model(table or TABLES[label.format]))[name]
+    return fields_of(_model(table or _table(label)))[name]
 
 
 @pytest.mark.parametrize("label", [x for x in LABELS if "." not in x.column],

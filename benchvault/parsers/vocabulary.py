@@ -20,7 +20,9 @@ format, across their released versions, and the column each one lands in::
 ``context`` is the smallest text the format reads the line in (``{line}`` marks where, and
 ``{label}`` the label again: a table's header cell over the value's cell); a label may carry
 its own.  ``scale`` (optional) turns the printed number into the column's
-unit (a printed percentage into a fraction: 0.01).
+unit (a printed percentage into a fraction: 0.01).  ``table`` (optional, per file or per
+label) names the table the column is in when it is not the format's own (a format that reads
+serving and offline runs alike).
 
 ``python -m benchvault.parsers.vocabulary`` prints ``docs/vocabulary.md``; with ``--write`` it
 writes it and sets the README's `N labels across M formats` line.
@@ -51,7 +53,8 @@ class Label:
     printer: str
     context: str
     scale: float = 1.0
-    kind: str | None = None          # "int" or "float": how the synthetic value is written
+    kind: str | None = None          # "int", "float" or "str": how the synthetic value is written
+    table: str | None = None         # the table it lands in, when not the format's own
 
     def render(self, value) -> str:
         """The label printed by upstream's format string with ``value``, in its context."""
@@ -76,7 +79,8 @@ def load() -> tuple[Label, ...]:
                 unit=entry.get("unit", ""), versions=entry["versions"],
                 printer=entry["printer"],
                 context=entry.get("context", data.get("context", "{line}\n")),
-                scale=float(entry.get("scale", 1.0)), kind=entry.get("kind")))
+                scale=float(entry.get("scale", 1.0)), kind=entry.get("kind"),
+                table=entry.get("table", data.get("table"))))
     return tuple(out)
 
 
@@ -112,7 +116,8 @@ def markdown(labels: tuple[Label, ...] | None = None) -> str:
               "| --- | --- | --- | --- | --- |"]
     for label in sorted(labels, key=lambda x: (x.format, x.label.lower(), x.label, x.column,
                                                x.versions, x.printer)):
-        lines.append(f"| `{_cell(label.label)}` | {label.format} | `{label.column}` | "
+        column = f"{label.table}.{label.column}" if label.table else label.column
+        lines.append(f"| `{_cell(label.label)}` | {label.format} | `{column}` | "
                      f"{_cell(label.unit)} | {_cell(label.versions)} |")
     return "\n".join(lines) + "\n"
 
