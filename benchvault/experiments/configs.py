@@ -283,3 +283,14 @@ def config_title(config: Mapping[str, Any], load: bool = True) -> str:
     elif config.get("request_rate") is not None:
         parts.append(f"{config['request_rate']:g} req/s")
     return " · ".join(str(p) for p in parts if p)
+
+
+def repeat_values(metric: str, numbers: list[float]) -> dict[str, float | None]:
+    """A configuration's columns for one metric over its repeats: the mean, the sample
+    standard deviation, the smallest and the largest (None where there are too few)."""
+    mean = math.fsum(numbers) / len(numbers) if numbers else None
+    return {metric: mean,
+            f"{metric}_std": math.sqrt(math.fsum([(x - mean) ** 2 for x in numbers])
+                                       / (len(numbers) - 1)) if len(numbers) > 1 else None,
+            f"{metric}_min": min(numbers) if numbers else None,
+            f"{metric}_max": max(numbers) if numbers else None}

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from ..schemas import store
 from ..schemas.offline import OFFLINE_METRICS, OfflineConfiguration, OfflineGroup
 from .configs import (TP_RE, _first, _int, context_texts, hardware_of, model_family,
-                      quantization_in, short_model, tags_of)
+                      quantization_in, repeat_values, short_model, tags_of)
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -156,12 +156,7 @@ def _summarise(db: sqlite_utils.Database, config_id: int, runs: list[dict[str, A
     for metric in OFFLINE_METRICS:
         numbers = [r[metric] for r in runs if isinstance(r.get(metric), (int, float))
                    and math.isfinite(r[metric])]
-        mean = math.fsum(numbers) / len(numbers) if numbers else None
-        values[metric] = mean
-        values[f"{metric}_std"] = math.sqrt(math.fsum([(x - mean) ** 2 for x in numbers])
-                                            / (len(numbers) - 1)) if len(numbers) > 1 else None
-        values[f"{metric}_min"] = min(numbers) if numbers else None
-        values[f"{metric}_max"] = max(numbers) if numbers else None
+        values.update(repeat_values(metric, numbers))
     assignments = ", ".join(f"[{k}] = ?" for k in values)
     db.execute(f"UPDATE offline_configurations SET {assignments} WHERE id = ?",
                [*values.values(), config_id])

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from ..schemas.experiments import CONFIG_METRICS, Configuration, ExperimentGroup
 from ..schemas import store
 from .configs import (config_key, config_title, configuration, group_key, group_of, group_title,
-                      model_family)
+                      model_family, repeat_values)
 from .offline import refresh_offline
 
 if TYPE_CHECKING:
@@ -231,12 +231,7 @@ def _summarise_configuration(db: sqlite_utils.Database, config_id: int) -> int |
         numbers = [v for v in column if v is not None]
         if math.inf in numbers or -math.inf in numbers:
             numbers = [v for v in numbers if math.isfinite(v)]
-        mean = math.fsum(numbers) / len(numbers) if numbers else None
-        values[metric] = mean
-        values[f"{metric}_std"] = math.sqrt(math.fsum([(x - mean) ** 2 for x in numbers])
-                                            / (len(numbers) - 1)) if len(numbers) > 1 else None
-        values[f"{metric}_min"] = min(numbers) if numbers else None
-        values[f"{metric}_max"] = max(numbers) if numbers else None
+        values.update(repeat_values(metric, numbers))
     assignments = ", ".join(f"[{k}] = ?" for k in values)
     db.execute(f"UPDATE configurations SET {assignments} WHERE id = ?",
                [*values.values(), config_id])
