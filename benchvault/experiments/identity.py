@@ -251,13 +251,21 @@ class Said:
 
 
 def differences(identity: Identity, a: Said, b: Said) -> list[str]:
-    """Columns on which two sightings disagree (empty: they are one row)."""
+    """Columns on which two sightings disagree (empty: they are one row).  Two that each
+    printed results but none in common (two pastes of different parts of results) have
+    nothing to agree on: they differ on their results."""
     out = []
-    for column in (identity.near, *identity.results) if identity.near else identity.results:
+    results = (identity.near, *identity.results) if identity.near else identity.results
+    shared = False
+    for column in results:
         x, y = a.values.get(column), b.values.get(column)
-        if x is not None and y is not None and \
-                not close(x, y, max(a.tol(column), b.tol(column))):
-            out.append(column)
+        if x is not None and y is not None:
+            shared = True
+            if not close(x, y, max(a.tol(column), b.tol(column))):
+                out.append(column)
+    if not shared and any(a.values.get(c) is not None for c in results) \
+            and any(b.values.get(c) is not None for c in results):
+        out.extend(c for c in results if (a.values.get(c) is None) != (b.values.get(c) is None))
     for column in (*identity.key, *identity.config):
         x, y = a.values.get(column), b.values.get(column)
         if x is not None and y is not None and not same_text(x, y):

@@ -188,8 +188,9 @@ def continues(line: str) -> bool:
 
 
 def resumes(lines: list[str], line: str) -> bool:
-    """After a table's title, the next table of the same report."""
-    return "|" in line and bool(HEADER_WORD.search(line)) and resembles(lines)
+    """After a line that is not the report's (a table's title, a line typed into the paste),
+    the report goes on at a table line."""
+    return bool(line.strip()) and continues(line) and resembles(lines)
 
 
 FORMAT = BlockFormat(
