@@ -177,8 +177,9 @@ def _offline() -> Identity:
     from ..schemas.offline import OfflineRun
 
     config = ("model", "batch_size", "input_len", "output_len", "tensor_parallel_size",
-              "dtype", "quantization", "kv_cache_dtype", "num_prompts", "dataset_name", "n",
-              "use_beam_search", "backend", "num_iters", "num_iters_warmup", "max_model_len")
+              "dtype", "quantization", "kv_cache_dtype", "num_prompts", "dataset_name",
+              "n_sequences", "use_beam_search", "backend", "num_iters", "num_iters_warmup",
+              "max_model_len")
     skip = set(PROVENANCE) | set(WAREHOUSE) | set(CONTEXT) | set(config) | {
         "tool", "phase", "run_name"}
     # A vLLM latency or throughput JSON says neither batch size nor lengths, and no figure is

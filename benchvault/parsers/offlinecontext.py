@@ -29,7 +29,7 @@ _ARGS: dict[str, tuple[str, type]] = {
     "tp": ("tensor_parallel_size", int), "max_model_len": ("max_model_len", int),
     "context_length": ("max_model_len", int),
     "batch_size": ("batch_size", int), "input_len": ("input_len", int),
-    "output_len": ("output_len", int), "n": ("n", int), "use_beam_search": ("use_beam_search", bool),
+    "output_len": ("output_len", int), "n": ("n_sequences", int), "use_beam_search": ("use_beam_search", bool),
     "num_iters": ("num_iters", int), "num_iters_warmup": ("num_iters_warmup", int),
     "dataset_name": ("dataset_name", str), "dataset_path": ("dataset_path", str),
     "dataset": ("dataset_path", str), "num_prompts": ("num_prompts", int),

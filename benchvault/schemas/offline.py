@@ -84,7 +84,7 @@ class OfflineRun(Provenance):
                                 facet=True, label="Input len")
     output_len: int | None = col("Tokens generated per prompt (`--output-len`).", "tokens",
                                  facet=True, label="Output len")
-    n: int | None = col("Sequences generated per prompt (vLLM `--n`).", "sequences")
+    n_sequences: int | None = col("Sequences generated per prompt (vLLM `--n`).", "sequences")
     use_beam_search: bool | None = col("Beam search (vLLM `--use-beam-search`).")
     num_iters: int | None = col("Timed iterations of the batch (`--num-iters`).", "iterations")
     num_iters_warmup: int | None = col("Warm-up iterations before them (`--num-iters-warmup`).",
