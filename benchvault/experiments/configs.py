@@ -228,13 +228,14 @@ def configuration(run: Mapping[str, Any], launch: Mapping[str, Any] | None = Non
 
 
 def config_key(config: Mapping[str, Any], family: str | None = None,
-               run_place: str | None = None) -> str:
+               run_place: str | None = None, fields: tuple[str, ...] = CONFIG_FIELDS) -> str:
     """The configuration as text: equal for repeats (model names compared without case).  A
     run that names no model is its own configuration: too little is known to call another run
     a repeat of it (two such blocks are told apart only by the labels above them); its key
-    holds ``run_place``, where the run was read (file path and line)."""
+    holds ``run_place``, where the run was read (file path and line).  ``fields``: the
+    configuration fields of the run's kind (an offline case has its own)."""
     keyed = {k: (v.lower() if isinstance(v, str) else v) for k, v in config.items()
-             if k in CONFIG_FIELDS}
+             if k in fields}
     keyed["model_family"] = family
     if not config.get("model"):
         keyed["run"] = run_place

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..schemas import store
 from ..schemas.offline import OFFLINE_METRICS, OfflineConfiguration, OfflineGroup
-from .configs import (TP_RE, _first, _int, context_texts, hardware_of, model_family,
+from .configs import (TP_RE, _first, _int, config_key, context_texts, hardware_of, model_family,
                       quantization_in, repeat_values, short_model, tags_of)
 
 if TYPE_CHECKING:
@@ -53,16 +53,6 @@ def configuration(run: Mapping[str, Any], source_name: str | None = None) -> dic
         "num_prompts": _int(run.get("num_prompts")),
         "tags": dict(sorted(tags.items())) or None,
     }
-
-
-def config_key(config: Mapping[str, Any], family: str | None, run_place: str) -> str:
-    """The configuration as text: equal for repeats (names compared without case).  A case that
-    names no model is its own configuration (its key holds where it was read)."""
-    keyed = {k: (v.lower() if isinstance(v, str) else v) for k, v in config.items()}
-    keyed["model_family"] = family
-    if not config.get("model"):
-        keyed["run"] = run_place
-    return json.dumps(keyed, sort_keys=True, default=str)
 
 
 def group_of(config: Mapping[str, Any], family: str | None) -> dict[str, Any]:
@@ -122,7 +112,8 @@ def refresh_offline(db: sqlite_utils.Database) -> None:
         gkey = _key(group, GROUP_FIELDS)
         group_id = _id_of(db, "offline_groups", gkey, OfflineGroup(
             key=gkey, title=group_title(group), **group))
-        key = config_key(config, family, f"{run['source_path']}:{run['line_start']}")
+        key = config_key(config, family, f"{run['source_path']}:{run['line_start']}",
+                         CONFIG_FIELDS)
         config_id = _id_of(db, "offline_configurations", key, OfflineConfiguration(
             key=key, title=config_title(config), group_id=group_id, model_family=family,
             **config))
