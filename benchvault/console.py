@@ -77,6 +77,15 @@ def warning(where: object) -> None:
 F = TypeVar("F", bound=Callable)
 
 
+def _interrupt_handled() -> None:
+    """Tell CPython the Ctrl-C was handled.  When the KeyboardInterrupt was raised inside code
+    run from a string (``exec(str)``: a dataclass or namedtuple being made while a module is
+    imported), CPython notes it as unhandled and, run as ``python -m``, ends the process by
+    SIGINT after it exits instead of with the code given.  Running any string again clears
+    that note (CPython 3.8 to 3.13 alike), so Ctrl-C always ends with exit status 130."""
+    exec("")  # noqa: S102 - an empty string: nothing runs
+
+
 def guarded(command: F) -> F:
     """End ``command`` on bad input with one line and its exit code, never a traceback
     (BENCHVAULT_DEBUG=1 lets an unexpected exception through, for a bug report)."""
@@ -96,6 +105,7 @@ def guarded(command: F) -> F:
 
             failure = from_sqlite(kwargs.get("db", "the database"), exc)
         except KeyboardInterrupt:
+            _interrupt_handled()
             failure = BenchvaultError("interrupted (the file being ingested was rolled back)",
                                       ExitCode.INTERRUPTED)
         except Exception as exc:

@@ -273,3 +273,25 @@ def test_the_command_line_stores_with_workers_what_it_stores_alone(tmp_path):
     again = ingest(tmp_path / "two.db", "-j", "2")
     assert [(name, status) for name, status, _, _ in again if status != "unchanged"] == \
         [(changed.name, "replaced")]
+
+
+def test_ctrl_c_inside_code_made_from_a_string_still_exits_130(tmp_path):
+    """Ctrl-C that lands while Python runs code made from a string (a dataclass being made
+    as a module loads) is still exit status 130 under ``python -m``, not a death by SIGINT."""
+    script = tmp_path / "interrupted_here.py"
+    script.write_text(
+        "import os, signal, time\n"
+        "from benchvault.console import guarded\n"
+        "@guarded\n"
+        "def command():\n"
+        "    exec('os.kill(os.getpid(), signal.SIGINT)\\ntime.sleep(5)')\n"
+        "import typer\n"
+        "try:\n"
+        "    command()\n"
+        "except typer.Exit as done:\n"
+        "    raise SystemExit(done.exit_code)\n")
+    done = subprocess.run([sys.executable, "-m", "interrupted_here"], capture_output=True,
+                          text=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 130, done.stderr
+    assert "interrupted" in done.stderr and "Traceback" not in done.stderr
