@@ -72,6 +72,21 @@ def left_running(db: Path, wait: float = 5.0) -> list[int]:
         time.sleep(0.1)
 
 
+def _has_table(db: Path, name: str) -> bool:
+    """``db`` holds the committed table ``name`` (read as another process would, read-only)."""
+    if not db.exists():
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
+        try:
+            return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?",
+                                (name,)).fetchone() is not None
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+
+
 def test_sigkill_mid_file_leaves_it_all_out_then_rerun_completes(tmp_path):
     big, blocks = big_note(tmp_path, 400)
     db = tmp_path / "w.db"
@@ -79,8 +94,13 @@ def test_sigkill_mid_file_leaves_it_all_out_then_rerun_completes(tmp_path):
                             stderr=subprocess.DEVNULL)
     wal = Path(str(db) + "-wal")
     deadline = time.time() + 60
-    # Wait until the file's transaction has written pages, then kill without warning.
-    while time.time() < deadline and not (wal.exists() and wal.stat().st_size > 256 * 1024):
+    # Wait until the warehouse's tables are committed and then the file's transaction has
+    # written pages of its own, then kill without warning.
+    while time.time() < deadline and not _has_table(db, "sources"):
+        time.sleep(0.01)
+    written = wal.stat().st_size if wal.exists() else 0
+    while time.time() < deadline and not (wal.exists() and
+                                          wal.stat().st_size > written + 256 * 1024):
         time.sleep(0.01)
     assert proc.poll() is None, "ingest finished before it could be killed: make the file bigger"
     os.kill(proc.pid, signal.SIGKILL)
