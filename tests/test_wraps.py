@@ -9,6 +9,7 @@ as printed.
 from __future__ import annotations
 
 import sqlite3
+import textwrap
 
 import pytest
 
@@ -92,6 +93,41 @@ def test_a_wrapped_capture_reads_as_printed(tmp_path, capture, wrap):
     want = rows_of(tmp_path, "printed.log", text)
     assert sum(map(len, want.values())) > 0
     got = rows_of(tmp_path, "wrapped.log", WRAPS[wrap](text))
+    for table in TABLES:
+        assert got[table] == want[table], table
+
+
+def hanging(text: str, width: int) -> str:
+    """A word wrap with a hanging indent (an editor's or a renderer's): each piece after the
+    first starts with four blanks."""
+    out = []
+    for line in text.split("\n"):
+        out += textwrap.wrap(line, width, subsequent_indent="    ", break_long_words=True,
+                             break_on_hyphens=False, drop_whitespace=True) or [""]
+    return "\n".join(out)
+
+
+# What a log collector prints before each line; the pane that wraps the line counts it.
+COLLECTORS = {"docker-t": "2025-11-02T09:14:03.512345678Z ", "compose": "vllm-1  | ",
+              "kubectl-prefix": "[pod/vllm-0/vllm] "}
+NOTE_WRAPS = {"hard-80": lambda t: hard(t, 80), "hard-100": lambda t: hard(t, 100),
+              "word-80": lambda t: word(t, 80, True), "hanging-90": lambda t: hanging(t, 90)}
+
+
+@pytest.mark.parametrize("wrap", sorted(NOTE_WRAPS))
+@pytest.mark.parametrize("collector", sorted(COLLECTORS))
+@pytest.mark.parametrize("capture", ["engine_stats/v1_loggers_issue14226.log",
+                                     "spec_decode/v1_log_rename_pr15902.log",
+                                     "sglang_stats/derived-sglang-0.5-2026-current.log"])
+def test_a_collected_capture_wrapped_in_a_note_reads_as_printed(tmp_path, capture, collector,
+                                                                 wrap):
+    # The collector's prefix is read off each line, but the pane printed it: the first piece
+    # of a wrapped line is that much narrower than the pieces after it.
+    lines = (FIXTURES / capture).read_text(encoding="utf-8").splitlines()
+    text = "\n".join(COLLECTORS[collector] + line if line.strip() else line for line in lines)
+    want = rows_of(tmp_path, "printed.md", f"```\n{text}\n```\n")
+    assert sum(map(len, want.values())) > 0
+    got = rows_of(tmp_path, "wrapped.md", f"```\n{NOTE_WRAPS[wrap](text)}\n```\n")
     for table in TABLES:
         assert got[table] == want[table], table
 

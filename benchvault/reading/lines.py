@@ -62,7 +62,12 @@ class ReadReport:
 
 
 def clean_line(text: str) -> str:
-    """What a terminal would show for one captured line."""
+    """What a terminal would show for one captured line, without a collector's prefix."""
+    return without_prefix(shown_line(text)).rstrip()
+
+
+def shown_line(text: str) -> str:
+    """What a terminal would show for one captured line, a collector's prefix included."""
     text = text.rstrip("\r\n")
     if "\r" in text:
         # A tqdm bar redraws itself with bare CRs: the last non-empty segment is what stayed.
@@ -74,7 +79,7 @@ def clean_line(text: str) -> str:
         import ftfy  # here: most lines are ASCII and most runs need no ftfy at all
 
         text = ftfy.fix_text(text, unescape_html=False, uncurl_quotes=False)
-    return without_prefix(text).rstrip()
+    return text
 
 
 # A line where without_prefix would look for a prefix, but for a `|` (take_plain's span holds
@@ -139,6 +144,7 @@ class LineSource:
         self.buf = b""
         self.pos = 0                  # offset in buf of the next line
         self.lineno = 1               # number of the next line
+        self.cut = 0                  # what the last line's collector prefix took (__next__)
         self.candidates: list[int] = []
         self.next_candidate = 0       # index into candidates
         self.eof = self.report.binary
@@ -206,7 +212,12 @@ class LineSource:
                 self.report.fallback_lines.append(self.lineno)
                 text = raw.decode("latin-1")
         lineno, self.lineno = self.lineno, self.lineno + 1
-        return lineno, clean_line(text)
+        shown = shown_line(text)
+        cleaned = without_prefix(shown)
+        # How much of the line as printed its collector's prefix took: a terminal that wrapped
+        # the line counted it (reading/wrap.py).
+        self.cut = len(shown) - len(cleaned)
+        return lineno, cleaned.rstrip()
 
     def _candidate_ahead(self) -> int:
         """Offset of the first candidate line at or after the position (``end`` if none)."""

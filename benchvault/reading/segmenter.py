@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence
 
 from ..parsers import block_formats, file_formats, line_formats
 from ..parsers.base import Block, BlockFormat, Context, Facts, LineFormat, Seen
@@ -170,26 +170,33 @@ def _opens_repr(text: str) -> bool:
 
 
 class _Peeking:
-    """A note's (line, text) pairs, able to show the next line's text before giving it."""
+    """A note's (line, text) pairs, able to show the next line's text before giving it;
+    ``cut``: what the last given line's collector prefix took (LineSource.cut)."""
 
     def __init__(self, lines: Iterable[tuple[int, str]]):
         self._source = lines
         self._lines = iter(lines)
-        self._held: list[tuple[int, str]] = []
+        self._held: list[tuple[int, str, int]] = []
+        self.cut = 0
 
     def __iter__(self) -> "_Peeking":
         return self
 
     def __next__(self) -> tuple[int, str]:
-        return self._held.pop() if self._held else next(self._lines)
+        lineno, text, self.cut = self._held.pop() if self._held else self._pulled()
+        return lineno, text
+
+    def _pulled(self) -> tuple[int, str, int]:
+        lineno, text = next(self._lines)
+        return lineno, text, getattr(self._source, "cut", 0)
 
     def peek(self) -> str:
         """The next line's text ("" at the end), still to be given."""
         if not self._held:
-            item = next(self._lines, None)
-            if item is None:
+            try:
+                self._held.append(self._pulled())
+            except StopIteration:
                 return ""
-            self._held.append(item)
         return self._held[0][1]
 
     def take_plain(self, *args) -> tuple[list[tuple[int, str]], bool]:
@@ -243,6 +250,9 @@ class Segmenter:
         # The widest record line (whole or a wrap's piece) of this paste: the pane is no
         # narrower, so a shorter piece was not cut at its edge.
         self.widest_record = 0
+        # What a collector's prefix took off the lines being joined, by line (a wrap's first
+        # piece was printed that much wider): kept while a record is open, then dropped.
+        self.cuts: dict[int, int] = {}
         self.lookahead = False   # logical_lines holds a line read ahead of the one it gave
         self.file_formats = file_formats()
         self.openers = Openers(self.file_formats)
@@ -308,6 +318,11 @@ class Segmenter:
                     yield from self._unwrap(record, again)
                     record = None
                     continue
+                if self.cuts and record is None:
+                    self.cuts.clear()
+                cut = getattr(source, "cut", 0)
+                if cut:
+                    self.cuts[lineno] = cut
                 if self.markdown:
                     text = self._unquote(text)
                 if self.prefix or text[:1] in PREFIX_INITIALS:
@@ -324,13 +339,15 @@ class Segmenter:
                         self.quoting.add(lineno)
                         continue
             if record is not None:
-                if self._goes_on([t for _, t in record], text):
+                if self._goes_on([t for _, t in record], text,
+                                 self._cuts_of([*record, (lineno, text)])):
                     record.append((lineno, text))
                     continue
-                yield from self._unwrap(record, again)
+                back: deque[tuple[int, str]] = deque()
+                yield from self._unwrap(record, back)
                 record = None
-                if again:                   # those first, then this line
-                    again.append((lineno, text))
+                if back:    # those first, then this line, then what was to be read again
+                    again.extendleft(reversed([*back, (lineno, text)]))
                     continue
             if pending is not None:
                 start, end, joined = pending
@@ -350,7 +367,7 @@ class Segmenter:
                 pending = None
             if self._still_open(text):
                 pending, piece = (lineno, lineno, text), text
-            elif self._may_wrap(text):
+            elif self._may_wrap(text, self.cuts.get(lineno, 0)):
                 record = [(lineno, text)]
             else:
                 self.lookahead = bool(again)
@@ -367,9 +384,11 @@ class Segmenter:
         with a warning (a WrapCut)."""
         self.lookahead = True
         texts = [t for _, t in pieces]
-        self.widest_record = max(self.widest_record, *(len(t) for t in texts))
+        cuts = self._cuts_of(pieces)
+        self.widest_record = max(self.widest_record,
+                                 *(len(t) + cut for t, cut in zip(texts, cuts)))
         for take in range(len(pieces), 1, -1):
-            best = self._best_reading(texts[:take])
+            best = self._best_reading(texts[:take], cuts)
             # A joined line may read with warnings (a wrapped record holding a garbled
             # value), but with no more than the record alone (a foreign line glued to one).
             if best is not None and (best[0] == 0 or best[0] <= self._warnings_alone(texts[0])):
@@ -386,13 +405,17 @@ class Segmenter:
         again.extend(pieces[take:])     # (a comment or heading keeps its effect)
         self.lookahead = bool(again)
 
-    def _may_wrap(self, text: str) -> bool:
-        """A line about as long as a terminal is wide that one of the line formats reads, or
-        a log record the wrap may have cut before the words a format knows it by: the next
-        lines may be its end."""
+    def _cuts_of(self, pieces: list[tuple[int, str]]) -> list[int]:
+        """What a collector's prefix took off each of ``pieces`` (its lines as printed)."""
+        return [self.cuts.get(lineno, 0) for lineno, _ in pieces]
+
+    def _may_wrap(self, text: str, cut: int = 0) -> bool:
+        """A line about as long as a terminal is wide (as printed, with the ``cut`` its
+        collector's prefix took) that one of the line formats reads, or a log record the wrap
+        may have cut before the words a format knows it by: the next lines may be its end."""
         if _opens_repr(text):
             return False
-        if len(text) < self._wrap_width():
+        if len(text) + cut < self._wrap_width():
             # A word wrap leaves a record's log prefix alone when its first word is too long
             # to fit after it (`[2024-08-01 12:00:00] ` | `server_args=ServerArgs(...)`).
             return self.pane is not None and self.pane.kind == "word" \
@@ -417,12 +440,14 @@ class Segmenter:
         cost = self._reading_cost(text)
         return cost[0] if cost is not None else float("inf")
 
-    def _best_reading(self, pieces: list[str]) -> tuple[int, str] | None:
-        """(warnings, joined line) of the reading of ``pieces`` its grammar reads with the
-        fewest warnings, then the fewest labels it does not know (`Systemefficiency` of a
-        wrong joint is one), the likelier reading on a tie; None when no reading reads."""
+    def _best_reading(self, pieces: list[str], cuts: Sequence[int] = ()
+                      ) -> tuple[int, str] | None:
+        """(warnings, joined line) of the reading of ``pieces`` (printed ``cuts`` wider) its
+        grammar reads with the fewest warnings, then the fewest labels it does not
+        know (`Systemefficiency` of a wrong joint is one), the likelier reading on a tie; None
+        when no reading reads."""
         best: tuple[int, int, int, str] | None = None
-        for rank, joints in enumerate(readings(pieces, self.widest_record, self.pane)):
+        for rank, joints in enumerate(readings(pieces, self.widest_record, self.pane, cuts)):
             line = joined(pieces, joints)
             cost = self._reading_cost(line)
             if cost is not None and (best is None or (*cost, rank) < best[:3]):
@@ -459,17 +484,33 @@ class Segmenter:
         cost = self._reading_cost(text)
         return cost is not None and not (cleanly and cost[0])
 
-    def _goes_on(self, pieces: list[str], text: str) -> bool:
-        """``text`` may be the next piece of the wrapped record ``pieces``: one pane could
-        have cut them so, and it starts nothing of its own."""
+    def _goes_on(self, pieces: list[str], text: str, cuts: Sequence[int] = ()) -> bool:
+        """``text`` may be the next piece of the wrapped record ``pieces`` (printed ``cuts``
+        wider; the cut of ``text``, the last): one pane could have cut them so, and it starts
+        nothing of its own."""
         if len(pieces) >= MAX_WRAPPED_PIECES or not text.strip() or WRAP_BREAK.match(text) \
                 or is_capture_line(text) \
-                or not readings([*pieces, text], self.widest_record, self.pane):
+                or not readings([*pieces, text], self.widest_record, self.pane, cuts):
             return False
-        if any(fmt.matches(text) for fmt in self.line_formats):
-            if not at_edge(pieces[-1], text, self.pane, self.widest_record):
-                return False        # a record's own line, after one no pane cut
+        if any(fmt.matches(text) for fmt in self.line_formats) \
+                and not self._at_edge(pieces, text, cuts):
+            return False        # a record's own line, after one no pane cut
         return not (self.start_hint.search(text) and any(f.starts(text) for f in self.formats))
+
+    def _at_edge(self, pieces: list[str], text: str, cuts: Sequence[int]) -> bool:
+        """Was the last of ``pieces`` cut at the pane's edge (``text`` after it)?  Without a
+        pane the capture shows: a piece no format reads whole was cut, by a word wrap too;
+        and before any record line showed the pane's width, the pieces and ``text`` show it."""
+        widths = [len(p) + (cuts[at] if at < len(cuts) else 0) for at, p in enumerate(pieces)]
+        cut = widths[-1] - len(pieces[-1])
+        if self.pane is not None:
+            return at_edge(pieces[-1], text, self.pane, self.widest_record, cut)
+        # (a piece that ends on a separator, `token usage: 0.02,`, stops mid-record)
+        whole = not pieces[-1].endswith((",", ":")) and self._reads(pieces[-1], cleanly=False)
+        widest = self.widest_record or (
+            max(len(text), *widths) if len(pieces) > 1 or not whole else 0)
+        return at_edge(pieces[-1], text, None, widest, cut) or not whole \
+            and at_edge(pieces[-1], text, Pane("word", widest), widest, cut)
 
     def _command_kind(self, text: str) -> str | None:
         """Which command this line runs, if it runs one (a log line that merely names

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Sequence
 from pathlib import Path
 from string import ascii_letters
 
@@ -42,27 +43,34 @@ def vocabulary() -> frozenset[str]:
     return frozenset(words)
 
 
-def _hard(pieces: list[str], pane_at_least: int) -> list[str] | None:
+def _widths(pieces: list[str], cuts: Sequence[int]) -> list[int]:
+    """Each piece's width as the pane printed it: with the ``cuts`` a cleaning step took off
+    its start (a log collector's timestamp or service name), which the pane printed too."""
+    return [len(p) + (cuts[at] if at < len(cuts) else 0) for at, p in enumerate(pieces)]
+
+
+def _hard(pieces: list[str], pane_at_least: int, cuts: Sequence[int] = ()) -> list[str] | None:
     """The joints of a hard wrap at one width, or None when the pieces cannot be one (a
     piece narrower than a line the same pane printed was not cut at its edge)."""
-    width = max(pane_at_least, *(len(p) for p in pieces[:-1]))
-    if len(pieces[-1]) > width or any(len(p) < width - 1 for p in pieces[:-1]):
+    widths = _widths(pieces, cuts)
+    width = max(pane_at_least, *widths[:-1])
+    if widths[-1] > width or any(w < width - 1 for w in widths[:-1]):
         return None
     # A piece one short lost the space the pane cut at (trailing blanks are trimmed).
-    return ["" if len(p) == width or nxt[:1].isspace() else " "
-            for p, nxt in zip(pieces, pieces[1:])]
+    return ["" if w == width or nxt[:1].isspace() else " "
+            for w, nxt in zip(widths, pieces[1:])]
 
 
-def _word(pieces: list[str]) -> list[str] | None:
+def _word(pieces: list[str], cuts: Sequence[int] = ()) -> list[str] | None:
     """The joints of a word wrap at one width, or None: every piece fits the width, and the
     first word of each next piece would not have fitted after the piece before it."""
-    narrowest = max(len(p) for p in pieces)
-    widest = min(len(p.rstrip()) + len(FIRST_WORD.match(nxt).group(1))
-                 for p, nxt in zip(pieces, pieces[1:]))
+    widths = _widths(pieces, cuts)
+    narrowest = max(widths)
+    widest = min(w - len(p) + len(p.rstrip()) + len(FIRST_WORD.match(nxt).group(1))
+                 for w, p, nxt in zip(widths, pieces, pieces[1:]))
     if narrowest > widest:
         return None
-    return ["" if p[-1:].isspace() or nxt[:1].isspace() else " "
-            for p, nxt in zip(pieces, pieces[1:])]
+    return [" "] * (len(pieces) - 1)
 
 
 def _spaced_words(left: str, right: str) -> bool:
@@ -82,28 +90,30 @@ def parted_flag(left: str, right: str) -> bool:
     return FLAG_START.match(right) is not None and not left.endswith(("-", "="))
 
 
-def at_edge(piece: str, nxt: str, pane: Pane | None, widest: int) -> bool:
-    """Was ``piece`` cut at the edge of the pane (``nxt`` the line after it)?  A hard wrap's
-    piece fills it; a word wrap's would not have taken ``nxt``'s first word.  Without a pane
-    the capture shows, the widest record line of the paste stands for its width."""
+def at_edge(piece: str, nxt: str, pane: Pane | None, widest: int, cut: int = 0) -> bool:
+    """Was ``piece`` (printed ``cut`` wider) cut at the edge of the pane (``nxt`` the line
+    after it)?  A hard wrap's piece fills it; a word wrap's would not have taken ``nxt``'s
+    first word.  Without a pane the capture shows, the widest record line of the paste stands
+    for its width."""
+    printed = len(piece) + cut
     if pane is not None and pane.kind == "word":
-        return len(piece) + 1 + len(FIRST_WORD.match(nxt).group(1)) > pane.width
+        return printed + 1 + len(FIRST_WORD.match(nxt).group(1)) > pane.width
     width = pane.width if pane is not None else widest
-    return bool(width) and len(piece) >= width - 1
+    return bool(width) and printed >= width - 1
 
 
-def readings(pieces: list[str], pane_at_least: int = 0, pane: Pane | None = None
-             ) -> list[list[str]]:
+def readings(pieces: list[str], pane_at_least: int = 0, pane: Pane | None = None,
+             cuts: Sequence[int] = ()) -> list[list[str]]:
     """What lies between consecutive ``pieces`` in each way one pane (as wide as its widest
     line so far, ``pane_at_least``, or wider) could have cut them, likelier first (empty: no
-    pane could have).  When both kinds fit, the ``pane`` the capture shows says which is
-    likelier; without one, a cut between two known words or before a flag says word wrap,
-    anything else hard wrap."""
+    pane could have).  ``cuts``: what a cleaning step took off each piece's start.
+    When both kinds fit, the ``pane`` the capture shows says which is likelier; without one,
+    a cut between two known words or before a flag says word wrap, anything else hard wrap."""
     if len(pieces) < 2 or not all(p.strip() for p in pieces):
         return []
     if pane is not None and pane.kind == "hard":
         pane_at_least = max(pane_at_least, pane.width)
-    hard, word = _hard(pieces, pane_at_least), _word(pieces)
+    hard, word = _hard(pieces, pane_at_least, cuts), _word(pieces, cuts)
     found = [j for j in (hard, word) if j is not None]
     if hard is not None and word is not None and (
             pane is not None and pane.kind == "word" or pane is None and len(pieces) == 2
@@ -113,8 +123,13 @@ def readings(pieces: list[str], pane_at_least: int = 0, pane: Pane | None = None
 
 
 def joined(pieces: list[str], joints: list[str]) -> str:
+    """The line ``pieces`` were cut from.  Where a space was cut at, the blanks around the cut
+    are that one space: a word wrap may keep it at the piece's end, and an editor's hanging
+    indent starts the next piece with more."""
     out = [pieces[0]]
     for joint, piece in zip(joints, pieces[1:]):
+        if joint == " ":
+            out[-1], piece = out[-1].rstrip(), piece.lstrip()
         out += [joint, piece]
     return "".join(out)
 
