@@ -103,7 +103,8 @@ def test_2026_load_weight_end_with_elapsed_and_quant():
     assert facts.values["weights_load_s"] == 367.51
     assert facts.values["weights_gib"] == 107.07
     assert facts.values["extra"]["weights_quantization"] == {"value": "fp8", "unit": None}
-    assert facts.values["extra"]["avail_mem_after_weights"] == {"value": 75.11, "unit": "GiB"}
+    assert facts.values["avail_mem_after_weights_gib"] == 75.11
+    assert facts.values["model_class"] == "DeepseekV3ForCausalLM"
 
 
 def test_2026_graph_capture_end():

@@ -73,6 +73,8 @@ def synthetic(label: Label, index: int) -> int | float | str:
     base = 37 + 3 * index
     if label.kind == "str":
         return f"text{base}"
+    if label.kind == "bool":
+        return index % 2 == 0      # printed `True` or `False`
     return base if _is_int(label) else base + 0.5
 
 
@@ -132,8 +134,9 @@ def test_label_lands_in_its_column(label, tmp_path):
     path.write_text(text, encoding="utf-8")
     got = landed(path, label)
     assert got, f"{label.label!r} did not land in {label.column}:\n{text}"
-    if isinstance(number, str):
-        assert number in got, f"{label.label!r}: {label.column} is {got}, not {number}"
+    if isinstance(number, (str, bool)):
+        assert number in got and all(type(v) is type(number) for v in got), (
+            f"{label.label!r}: {label.column} is {got}, not {number}")
         return
     want = number * label.scale
     assert any(isinstance(v, (int, float)) and not isinstance(v, bool)

@@ -65,6 +65,11 @@ COLUMNS = {
     ("sizes", "max_total_num_tokens"): "kv_cache_tokens",
     ("sizes", "max_running_requests"): "max_num_seqs",
     ("sizes", "context_len"): "max_model_len",
+    ("weights_begin", "avail mem"): "avail_mem_before_weights_gib",
+    ("weights_end", "avail mem"): "avail_mem_after_weights_gib",
+    ("weights_end", "type"): "model_class",
+    ("graph_begin", "avail mem"): "avail_mem_before_graph_capture_gib",
+    ("graph_end", "avail mem"): "avail_mem_after_graph_capture_gib",
 }
 # (kind, printed name) → name in ``extra``; any other figure keeps its printed name.
 EXTRA_NAMES = {
@@ -72,8 +77,6 @@ EXTRA_NAMES = {
     ("weights_end", "avail mem"): "avail_mem_after_weights",
     ("weights_end", "type"): "model_class",
     ("weights_end", "quant"): "weights_quantization",
-    ("graph_begin", "avail mem"): "avail_mem_before_graph_capture",
-    ("graph_end", "avail mem"): "avail_mem_after_graph_capture",
     ("distributed_end", "mem usage"): "distributed_init_memory",
     ("distributed_end", "elapsed"): "distributed_init_time",
     ("distributed_begin", "avail mem"): "avail_mem_before_distributed_init",
@@ -236,6 +239,8 @@ def facts_values(kind: str, figures: Any, problems: list[str]) -> dict[str, Any]
                                                       "max_model_len") else value
         elif kind == "weights_end" and name == "dtype" and isinstance(value, str):
             values["dtype"] = value
+        elif column and isinstance(value, str):
+            values[column] = value
         elif isinstance(value, str) and value == "None":
             continue
         else:

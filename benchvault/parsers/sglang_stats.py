@@ -47,9 +47,13 @@ COLUMNS = {
     "#new-token": ("num_new_tokens", 1.0),
     "#cached-token": ("num_cached_tokens", 1.0),
     "accept len": ("spec_accept_length", 1.0),
+    "accept rate": ("spec_accept_rate", 1.0),
+    "#retracted-req": ("num_retracted_reqs", 1.0),
+    "cuda graph": ("cuda_graph", 1.0),
 }
 WHOLE = {"running", "waiting", "num_used_tokens", "num_new_seqs", "num_new_tokens",
-         "num_cached_tokens"}
+         "num_cached_tokens", "num_retracted_reqs"}
+FLAGS = {"cuda_graph"}          # True / False
 
 # Where the message starts: the batch word after a blank, a bracket or a diff's `+`/`-` (not
 # inside quotes: `f"Decode batch. "` in quoted source is no log line).
@@ -215,6 +219,13 @@ def build(line: int, text: str, context: Context) -> Parsed:
         if value is None:
             continue                 # could not be read: warned above
         column, factor = known
+        if column in FLAGS:
+            if isinstance(number, bool):
+                columns[column] = number
+            else:
+                warnings.append((line, f"{label}: {number!r} is not True or False, stored as "
+                                       "null"))
+            continue
         if isinstance(number, bool) or not isinstance(number, (int, float)) \
                 or column in WHOLE and not (math.isfinite(number) and number == int(number)):
             warnings.append((line, f"{label}: {number!r} is not a "

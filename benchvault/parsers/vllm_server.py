@@ -274,6 +274,9 @@ class LineToFacts(Transformer):
                                    "extra": {"num_gpu_blocks_computed": {
                                        "value": _count(computed), "unit": "blocks"}}}
 
+    def resolved_architecture(self, name):
+        return "resolved_architecture", {"model_class": str(name)}
+
     def num_gpu_blocks(self, _engine, count):
         return "num_gpu_blocks", {"gpu_blocks": _count(count)}
 
@@ -674,7 +677,7 @@ FORMAT = LineFormat(
              "KV cache memory:", "Free memory on device", "CUDA graph", "Dynamo bytecode",
              "Compiling a graph", "compiled graph", "torch.compile", "Initializing model",
              "warmup run", "max model len", "Chunked prefill", "max_num_scheduled_tokens",
-             "cache_config_info", "Starting vLLM", "Uvicorn running on",
+             "cache_config_info", "Starting vLLM", "Uvicorn running on", "Resolved architecture",
              "Overriding num_gpu_blocks"),
     # Each phrase with the start of its value, so prose that names a line is not read as one
     # (a value's first digit may be garbled: `took !5.18` is still that line, its figure null).
@@ -699,6 +702,6 @@ FORMAT = LineFormat(
         # (short: a wrapped line must match on its first piece to be joined again)
         r"|Chunked prefill is enabled with max_num"
         r"|max_num_scheduled_tokens is set to [\d!?*~^$&@]|num_gpu_blocks is: [\d!?*~^$&@]"
-        r"|Overriding num_gpu_blocks=[\d!?*~^$&@]"),
+        r"|Overriding num_gpu_blocks=[\d!?*~^$&@]|Resolved architecture: \w"),
     build=build,
 )

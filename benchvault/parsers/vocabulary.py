@@ -53,7 +53,7 @@ class Label:
     printer: str
     context: str
     scale: float = 1.0
-    kind: str | None = None          # "int", "float" or "str": how the synthetic value is written
+    kind: str | None = None          # "int", "float", "str" or "bool": how a value is written
     table: str | None = None         # the table it lands in, when not the format's own
 
     def render(self, value) -> str:

@@ -50,6 +50,8 @@ BARE_LOG_PREFIX = re.compile(
     r"^\s*(?:\(\w+ pid=\d+\)\s*)?(?:(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\s+\d\d-\d\d\s+"
     r"\d\d:\d\d:\d\d(?:\.\d+)?(?:\s+\[[^\]]*\])?|\[\d{4}-\d\d-\d\d[ T][\d:.,]+(?:\s+\w+)?\])\s*$")
 TABLE_RULE_RE = re.compile(r"^[-:|+ \t]+$")
+# A note's list item: a log line pasted as one (`- INFO 03-14 ...`) is still a log line.
+LIST_MARKER_RE = re.compile(r"^[ \t]{0,3}(?:[*+-]|\d+[.)])[ \t]+")
 # Every command pattern names one of these words; a line without them skips the regexes.
 COMMAND_HINTS = ("bench", "serve", "llama", "sglang", "guidellm")
 # A line the context rules below act on holds one of these (fences, headings and `#`
@@ -423,7 +425,7 @@ class Segmenter:
         if any(m in text for m in self.wrap_markers) \
                 and any(f.matches(text) for f in self.line_formats):
             return True
-        return is_capture_line(text)
+        return is_capture_line(LIST_MARKER_RE.sub("", text, count=1) if self.markdown else text)
 
     def _wrap_width(self) -> int:
         """Lines at least this long may have been cut by the terminal that printed them: as

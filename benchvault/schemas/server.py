@@ -111,6 +111,21 @@ class ServerLaunch(Provenance):
     avail_mem_after_kv_cache_gib: float | None = col(
         "SGLang: free GPU memory once the KV pool was allocated (`Memory pool end. avail "
         "mem=X GB`).", "GiB")
+    model_class: str | None = col("The model's class as the engine resolved it: vLLM's "
+                                  "`Resolved architecture: X`, SGLang's `Load weight end. "
+                                  "type=X`.")
+    avail_mem_before_weights_gib: float | None = col(
+        "SGLang: free GPU memory before the weights loaded (`Load weight begin. avail "
+        "mem=X GB`).", "GiB")
+    avail_mem_after_weights_gib: float | None = col(
+        "SGLang: free GPU memory once the weights loaded (`Load weight end. ... avail "
+        "mem=X GB`).", "GiB")
+    avail_mem_before_graph_capture_gib: float | None = col(
+        "SGLang: free GPU memory before the CUDA graphs were captured (`Capture cuda graph "
+        "begin. ... avail mem=X GB`).", "GiB")
+    avail_mem_after_graph_capture_gib: float | None = col(
+        "SGLang: free GPU memory once the CUDA graphs were captured (`Capture cuda graph end. "
+        "... avail mem=X GB`).", "GiB")
     available_gpu_mem_gib: float | None = col(
         "SGLang: free GPU memory when the scheduler started (`available_gpu_mem=X GB` of the "
         "`max_total_num_tokens=` line).", "GiB")
@@ -127,7 +142,7 @@ class ServerLaunch(Provenance):
         "_in_use), torch.compile times (dynamo_transform_time, graph_compile_time, "
         "compiled_graph_load_time, compilation_time), model_init_time, warmup_run_time, "
         "max_num_batched_tokens, max_num_scheduled_tokens, num_gpu_blocks_computed; SGLang's "
-        "free memory after each other step (avail_mem_before_weights, ...).")
+        "free memory around other steps (avail_mem_before_distributed_init, ...).")
 
 
 class SpecDecodeMetric(Provenance):
@@ -220,5 +235,12 @@ class EngineStat(Provenance):
                                         "prefix cache (`#cached-token`).", "tokens")
     spec_accept_length: float | None = col("SGLang speculative decoding: mean tokens accepted "
                                            "per step (`accept len`).", "tokens")
+    spec_accept_rate: float | None = col("SGLang speculative decoding: share of draft tokens "
+                                         "accepted (`accept rate`, 0 to 1).", "fraction",
+                                         better="higher")
+    num_retracted_reqs: int | None = col("SGLang decode batch: requests retracted for want of "
+                                         "KV cache (`#retracted-req`).", "requests")
+    cuda_graph: bool | None = col("SGLang batch: run by a captured CUDA graph (`cuda graph: "
+                                  "True`).")
     extra: dict[str, Any] | None = col("Printed fields no column knows, by their label in "
                                        "snake_case (`cuda graph` → `cuda_graph`).")
