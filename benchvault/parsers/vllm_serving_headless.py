@@ -20,8 +20,13 @@ from .base import Block, BlockFormat, Parsed
 SECTION_TITLES = (r"Time to First Token|Time per Output Token[^-]*|Inter-?[Tt]oken Latency"
                   r"|End-to-[Ee]nd Latency|Speculative Decoding|Request Latency")
 FIRST_FIGURE = re.compile(r"^\s*Successful requests:[ \t]{2,}\d+\s*$")   # its padded layout
+# A note that retyped the block as a list, one space after each label: it starts at the
+# duration, which carries the block's unit (the early-2024 client printed `Benchmark duration:
+# 41.49 s`); its `Successful requests: N` before it is what the segmenter saw printed.
+RETYPED_START = re.compile(r"^\s*Benchmark duration \(s\):[ \t]+\d[\d.]*\s*$")
 SECTION_START = re.compile(r"^\s*-{3,}\s*(?:" + SECTION_TITLES + r")\s*-{3,}\s*$", re.I)
-START = re.compile(FIRST_FIGURE.pattern + "|" + SECTION_START.pattern, re.I)
+START = re.compile(FIRST_FIGURE.pattern + "|" + SECTION_START.pattern + "|"
+                   + RETYPED_START.pattern, re.I)
 BANNER = "============ Serving Benchmark Result ============"
 CLOSING = re.compile(r"^\s*={10,}\s*$")
 # A label the block prints with no value after it (`Per-position acceptance (%):`).
@@ -32,8 +37,14 @@ NEEDED = (re.compile(r"^\s*Benchmark duration \(s\):", re.I),
 STATISTIC = re.compile(r"^\s*(?:Mean|Median|Std|P\d+(?:\.\d+)?)\s+[A-Za-z]+ \(ms\):[ \t]+\S")
 
 
-# A label padded to the value column, whatever the value (one garbled, `not set`).
+# A label padded to the value column, whatever the value (one garbled, `not set`)...
 PADDED = re.compile(r"^\s*[A-Za-z][^:]{0,80}:[ \t]{2,}\S[^:]{0,30}$")
+# ...or retyped with one space: a label with the block's unit (`Mean TTFT (ms): 84.31`) or one
+# of its counts (the early-2024 client's `Benchmark duration: 166.88 s` is not the block's).
+RETYPED = re.compile(r"^\s*(?:[A-Za-z][^:()]{0,80}\((?:s|ms|req/s|tok/s|%|x)\)|Successful "
+                     r"requests|Failed requests|Total (?:input|generated|output) tokens|Total "
+                     r"input (?:text|vision) tokens|Maximum request concurrency|Peak concurrent "
+                     r"requests)[ \t]*:[ \t]\S[^:]{0,30}$")
 
 
 SECTION = re.compile(r"^\s*-{2,}[^\n]{0,80}?-{2,}\s*$")
@@ -42,7 +53,8 @@ SECTION = re.compile(r"^\s*-{2,}[^\n]{0,80}?-{2,}\s*$")
 def continues(line: str) -> bool:
     """The block's own lines: labels padded to its value column, section rules, the closing
     rule (a summary of `Label: value` lines with one space is another format's)."""
-    return PADDED.match(line) is not None or SECTION.match(line) is not None \
+    return PADDED.match(line) is not None or RETYPED.match(line) is not None \
+        or SECTION.match(line) is not None \
         or CLOSING.match(line) is not None or HEADING.match(line) is not None
 
 
@@ -58,15 +70,20 @@ def build(block: Block) -> list[Parsed]:
     while lines and not lines[-1].strip():
         lines.pop()
     from_section = SECTION_START.match(lines[0]) is not None if lines else False
+    start = block.line_start - 1            # the banner put back stands before the block
+    completed = (block.context.printed or {}).get("Successful requests")
+    if lines and RETYPED_START.match(lines[0]) and completed is not None:
+        lines.insert(0, f"Successful requests: {completed}")
+        start -= 1
     # Enough of its own labels, one after another: not one label quoted in prose.
     if from_section:
         if sum(1 for ln in lines[1:8] if STATISTIC.match(ln)) < 2:
             return []
-    elif len(lines) < 4 or not all(any(p.match(ln) for ln in lines[1:8]) for p in NEEDED):
+    elif len(lines) < 4 or not all(any(p.match(ln) for ln in lines[:8]) for p in NEEDED):
         return []
     if not CLOSING.match(lines[-1]):
         lines.append("=" * 50)
-    inner = Block(vllm_serving.FORMAT, [BANNER, *lines], block.line_start - 1, block.line_end,
+    inner = Block(vllm_serving.FORMAT, [BANNER, *lines], start, block.line_end,
                   True, block.context)
     built = vllm_serving.build(inner)
     built = built if isinstance(built, list) else [built]
@@ -86,7 +103,7 @@ FORMAT = BlockFormat(
     description="vLLM / SGLang serving result block pasted without its banner line, from "
                 "`Successful requests:` on (read as vllm_serving).",
     upstream=("vllm bench serve / benchmark_serving.py result block, banner left out",),
-    markers=("Successful requests:", "---"),
+    markers=("Successful requests:", "---", "Benchmark duration (s):"),
     start=START,
     end=None,
     max_lines=120,

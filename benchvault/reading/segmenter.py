@@ -171,6 +171,17 @@ def _opens_repr(text: str) -> bool:
     return ("Namespace(" in text or "args: {" in text) and nesting(text) > 0
 
 
+def _undecorated(text: str) -> str:
+    """A note's line outside code without the markdown that only dresses it: a list item's
+    marker and bold (`- **Mean TTFT (ms):** 120.40` is `Mean TTFT (ms): 120.40`).  A line that
+    is one bold phrase stays: it is a title."""
+    if "**" in text and not BOLD_LINE_RE.match(text):
+        text = text.replace("**", "")
+    if text[:1] in "-*+ 0123456789" and not TABLE_RULE_RE.match(text):
+        text = LIST_MARKER_RE.sub("", text, count=1)
+    return text
+
+
 class _Peeking:
     """A note's (line, text) pairs, able to show the next line's text before giving it;
     ``cut``: what the last given line's collector prefix took (LineSource.cut)."""
@@ -327,6 +338,8 @@ class Segmenter:
                     self.cuts[lineno] = cut
                 if self.markdown:
                     text = self._unquote(text)
+                    if not self.in_fence:
+                        text = _undecorated(text)
                 if self.prefix or text[:1] in PREFIX_INITIALS:
                     text = self._unprefix_run(text)
                 if "\\n" in text or not text.isascii() and any(g in text for g in GLYPHS):
