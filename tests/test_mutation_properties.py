@@ -95,6 +95,9 @@ for _kind, _why, _fixtures in [
     ('cut', "a 2023 client summary cut right after its first line (`Total time: 95.12 s` alone): one value is prose, not a run (tests/test_vllm_client_summary.py pins that), so the run is not kept; cut later, it is, with a warning", (
         'vllm_client_summary/derived-vllm-2023-serving-docs-indented',
     )),
+    ('cut', "a result a note retyped as a list, cut right after its duration (a count and a duration, no throughput or latency yet): two values are no result, so no run is kept, as for the 2023 client summary above; cut later, it is", (
+        'vllm_serving/derived-note-list-and-bold',
+    )),
     ('cut', "a launch cut inside a hard-wrapped start-up line: the launch's line_end is its last fact's first line (LineHit carries no end line), so the test counts the half-printed fact as printed whole", (
         'vllm_server/derived-wrapped-80-cols-pr24162',
     )),
