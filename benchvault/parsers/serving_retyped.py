@@ -21,7 +21,8 @@ setting (concurrency, request rate, prompts).  A number no word names goes to ``
 snake name.  A table is read this way when at least two of its labels name a latency or a
 throughput and numbers stand under them; a GuideLLM-shaped one stays ``guidellm_retyped``'s
 (formats are asked in name order), any other a published table.  Every run says, in a warning,
-that it was matched by its header words.
+that it was matched by its header words.  A table in a file that also holds printed serving
+results is their summary: the printed blocks are the runs, the table stays a published table.
 """
 
 from __future__ import annotations
@@ -31,8 +32,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+import os
+
 from ..reading.tablecells import cell_number, cell_text
 from ..schemas.models import LatencyStat, ServingRun, fields_of
+from . import published_markdown
 from .base import Block, BlockFormat, Parsed, Problem, half_unit
 from .grammar import snake_name
 from .runcontext import engine_named_in, infer_engine
@@ -368,7 +372,36 @@ def _engine(context, model: str | None, backend: Any, label: str | None) -> str:
         or engine_named_in(label) or infer_engine(context, model, None, None)
 
 
+# What a serving result block prints: its banner, or a latency line of it.
+PRINTED_RESULT = re.compile(r"Serving Benchmark Result|^\W{0,8}(?:Mean|Median|P\d+) "
+                            r"(?:TTFT|TPOT|ITL|E2EL) \(ms\):[ \t]+\d", re.M)
+
+
+@lru_cache(maxsize=64)
+def _prints_results(path: str, size: int, mtime: int) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return False
+    encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8"
+    return PRINTED_RESULT.search(data.decode(encoding, errors="ignore")) is not None
+
+
+def prints_results(path: str) -> bool:
+    """The file also holds printed serving results (a vLLM / SGLang result block)."""
+    try:
+        stat = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return _prints_results(path, stat.st_size, stat.st_mtime_ns)
+
+
 def build(block: Block) -> list[Parsed | Problem]:
+    if block.context.path and prints_results(block.context.path):
+        # A table beside the printed results is their summary: they are the runs, the table
+        # stays a published table.
+        return published_markdown.read_table(block)
     found = runs(block.lines) or []
     out: list[Parsed | Problem] = []
     context = block.context
