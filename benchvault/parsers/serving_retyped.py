@@ -79,6 +79,9 @@ NAMED_CELL = re.compile(r"^[A-Za-z_]+\s*[=:]\s*(?=[\d.])")
 # A column of differences between runs: no run of its own.
 DIFFERENCE = re.compile(r"\b(?:delta|diff|difference|change|improvement|impr|speedup|gain"
                         r"|ratio|regression|vs\.?)\b|Δ|^%$", re.I)
+# A cell that says "no value" on purpose.
+NO_VALUE = re.compile(r"[-–—?.…/\s]*|n/?a|none|null|not set|oom|timeout|failed|err(?:or)?|tbd",
+                      re.I)
 NO_LABEL = re.compile(r"^(?:value|values|result|results|)$", re.I)
 TO_MS = {"ms": 1.0, "s": 1000.0, "sec": 1000.0, "secs": 1000.0, "seconds": 1000.0,
          "us": 0.001, "µs": 0.001, "μs": 0.001}
@@ -221,6 +224,9 @@ class Table:
 
 def table(lines: list[str]) -> Table | None:
     """The table of ``lines``: its first line is the header, delimiter rows are skipped."""
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    if len(filled) < 3 or not (SEPARATOR.match(lines[filled[1]]) and "-" in lines[filled[1]]):
+        return None                     # no delimiter row under the first: no header
     rows = [(i, cells(line)) for i, line in enumerate(lines)
             if "|" in line and not SEPARATOR.match(line)]
     if len(rows) < 2:
@@ -334,10 +340,11 @@ def _read(run: Run, block: Block, problems: list[tuple[int, str]]
         value, unit = number(NAMED_CELL.sub("", text) if m.column and not m.measured
                              else text)
         if value is None:
-            if any(ch.isdigit() for ch in text):
+            if m.column is None and not any(ch.isdigit() for ch in text):
+                if not NO_VALUE.fullmatch(text):
+                    extra.setdefault(m.name, text)
+            elif not NO_VALUE.fullmatch(text):
                 problems.append((line, f"{name}: {text!r} is not a number: left empty"))
-            elif m.column is None and text.strip("-–—? "):
-                extra.setdefault(m.name, text)
             continue
         factor = m.factor
         if unit and unit.lower() in TO_MS and (m.metric is not None or m.column == "duration"):
