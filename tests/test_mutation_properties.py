@@ -112,6 +112,15 @@ for _kind, _why, _fixtures in [
     ('foreign', "a foreign line between a hand-written markdown table's header and its `---|---` rule in a note: it is not a table any more (published_markdown)", (
         'notes/derived-note-saved-as-txt',
     )),
+    ('foreign', "a foreign line inside a hand-made markdown table ends the table (a published table is read to its first line that is no table row): the rows after it have no header and are not read as runs (serving_retyped)", (
+        'serving_retyped/derived-both-orientations-and-cells',
+        'serving_retyped/real-held-out-tt-inference-server-pr1571-and-vllm-ascend-pr4936',
+        'serving_retyped/real-vllm-metal-pr352-units-in-cells',
+        'serving_retyped/real-vllm-metal-pr559-metric-rows-delta',
+    )),
+    ('cut', "a hand-made table cut before its second latency or throughput row is no serving result any more (two make one) and stays a published table; and the runs of a metrics-as-rows table share their lines and are named by column headers, while this test counts a run that shares its first line as printed only when a row starts with its label (GuideLLM's rows)", (
+        'serving_retyped/derived-both-orientations-and-cells',
+    )),
     ('garble', "a save-result JSON pasted beside the printed block it saved: one run seen twice; "
      "its JSON's garbled value is null with a warning, but the merged run then takes that "
      "value from the printed block (rounded: `17.3` for `17.30030700127827`), and a garbled "

@@ -76,6 +76,11 @@ def build(block: Block) -> list[Parsed | Problem]:
         # Read by the format that claims the whole table, or left to the one that starts it.
         return other.build(Block(other, block.lines, block.line_start, block.line_end,
                                  block.complete, block.context)) if other.claims else []
+    return read_table(block)
+
+
+def read_table(block: Block) -> list[Parsed | Problem]:
+    """The block's table as a published table, whichever format would claim it."""
     try:
         header, body, lines = _parser().parse(block.text)
     except UnexpectedInput as exc:

@@ -1,0 +1,454 @@
+"""A vLLM / SGLang serving result retyped by hand as a table → one ``serving_runs`` row per run.
+
+People paste ``vllm bench serve`` / ``sglang.bench_serving`` results into issues and notes as
+markdown tables they make themselves, in one of two orientations::
+
+    | Metric                     | main  | this PR |      | Concurrency | Req/s | TTFT p99 (ms) |
+    |----------------------------|-------|---------|      |-------------|-------|---------------|
+    | Request throughput (req/s) | 11.72 | 12.90   |      | 1           | 0.52  | 60.2          |
+    | Mean TTFT (ms)             | 120.4 | 101.2   |      | 32          | 11.2  | 300.1         |
+
+Metrics as row labels (left): every other column with numbers is one run, its header the run's
+label (``Value`` names none); a column of differences (``Delta``, ``Improvement``) is no run.
+Metrics as column headers (right): every body row is one run, a first text column its label.
+A header of statistics (``| Metric | Mean | P99 |``) over metric rows is one run.
+
+Each label is read by its words: a printed label of the result block itself (the vLLM serving
+vocabulary, ``vllm_serving.vocab.toml``: ``Successful requests``, ``Benchmark duration (s)``),
+else the metric (TTFT, TPOT, ITL, E2EL), its statistic (mean/avg, median/p50/mdn, pNN, std,
+min, max) and unit (ms, s), a throughput (requests or input/output/total tokens per second) or a
+setting (concurrency, request rate, prompts).  A number no word names goes to ``extra`` by its
+snake name.  A table is read this way when at least two of its labels name a latency or a
+throughput and numbers stand under them; a GuideLLM-shaped one stays ``guidellm_retyped``'s
+(formats are asked in name order), any other a published table.  Every run says, in a warning,
+that it was matched by its header words.  A table in a file that also holds printed serving
+results is their summary: the printed blocks are the runs, the table stays a published table.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import os
+
+from ..reading.tablecells import cell_number, cell_text
+from ..schemas.models import LatencyStat, ServingRun, fields_of
+from . import published_markdown
+from .base import Block, BlockFormat, Parsed, Problem, half_unit
+from .grammar import snake_name
+from .runcontext import engine_named_in, infer_engine
+from .vocabulary import load
+
+SEPARATOR = re.compile(r"^[\s|:+=-]*$")
+PAREN = re.compile(r"\(([^()]*)\)")
+# A cell's trailing remark: `101.2 (-16%)`, `12.9 [+10%]`.
+REMARK = re.compile(r"\s*[(\[][^()\[\]]*[)\]]\s*$")
+
+METRICS = (
+    (re.compile(r"\bttft\b|time to first token|first.?token"), "ttft"),
+    (re.compile(r"\btpot\b|time per output token"), "tpot"),
+    (re.compile(r"\bitl\b|inter.?token"), "itl"),
+    (re.compile(r"\be2el?\b|\be2e\b|end.?to.?end|\b(?:req(?:uest)?\s*)?latency\b"), "e2el"),
+)
+STAT = re.compile(r"(?<![a-z0-9])(?:(?P<mean>mean|avg|average)|(?P<median>median|mdn|p50)"
+                  r"|p(?P<pct>\d+(?:\.\d+)?)|(?P<std>std|stdev|stddev)|(?P<min>min)"
+                  r"|(?P<max>max))(?![a-z])")
+STAT_ONLY = re.compile(r"^(?:mean|avg|average|median|mdn|std|stdev|stddev|min|max"
+                       r"|p\d+(?:\.\d+)?)$")
+PER_SECOND = re.compile(r"(?:/|\bper\s+)s(?:ec(?:ond)?)?\b|\b(?:rps|qps|tps)\b|throughput"
+                        r"|goodput")
+# Settings and counts a hand-made table names in its own words (before the vocabulary's
+# `Concurrency:`, which is SGLang's measured concurrency, not the setting a table's column is).
+SETTINGS = (
+    (re.compile(r"^(?:max(?:imum)?\s*)?(?:request\s*)?concurr?(?:ency)?\b|^c$|^bs$"),
+     "max_concurrency"),
+    (re.compile(r"^(?:traffic\s*)?request\s*rate\b|^rate\b|^qps$"), "request_rate"),
+    (re.compile(r"^(?:num(?:ber of)?[\s_]*)?prompts\b|^n$"), "num_prompts"),
+    (re.compile(r"^(?:successful|completed)(?:\s*requests)?\b"), "completed"),
+    (re.compile(r"^failed(?:\s*requests)?\b"), "failed"),
+    (re.compile(r"^(?:benchmark\s*)?duration\b"), "duration"),
+    (re.compile(r"^total\s*(?:input|prompt)\s*tokens\b"), "total_input_tokens"),
+    (re.compile(r"^total\s*(?:generated|output)\s*tokens\b"), "total_output_tokens"),
+)
+TEXT_COLUMNS = {"model": "model", "model/quant": "model", "model name": "model"}
+# A setting's cell may name itself: `c=16`, `bs = 8`.
+NAMED_CELL = re.compile(r"^[A-Za-z_]+\s*[=:]\s*(?=[\d.])")
+# A column of differences between runs: no run of its own.
+DIFFERENCE = re.compile(r"\b(?:delta|diff|difference|change|improvement|impr|speedup|gain"
+                        r"|ratio|regression|vs\.?)\b|Δ|^%$", re.I)
+# A cell that says "no value" on purpose.
+NO_VALUE = re.compile(r"[-–—?.…/\s]*|n/?a|none|null|not set|oom|timeout|failed|err(?:or)?|tbd",
+                      re.I)
+NO_LABEL = re.compile(r"^(?:value|values|result|results|)$", re.I)
+TO_MS = {"ms": 1.0, "s": 1000.0, "sec": 1000.0, "secs": 1000.0, "seconds": 1000.0,
+         "us": 0.001, "µs": 0.001, "μs": 0.001}
+
+
+@lru_cache(maxsize=None)
+def _vocabulary() -> dict[str, str]:
+    """The serving result block's own labels, lower case without the colon, → column; each
+    also without its `(unit)` when that names no other column."""
+    out: dict[str, str] = {}
+    columns = fields_of(ServingRun)
+    for label in load():
+        if label.format != "vllm_serving" or label.column not in columns \
+                or label.kind == "str":
+            continue
+        text = label.label.rstrip(":").strip().lower()
+        out.setdefault(text, label.column)
+        out.setdefault(" ".join(PAREN.sub(" ", text).split()), label.column)
+    return out
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """What a label names: a ``serving_runs`` column (None: ``extra`` under ``name``), the
+    factor from the label's unit to the column's, and for a latency its metric and stat."""
+
+    column: str | None
+    name: str
+    factor: float = 1.0
+    metric: str | None = None
+    stat: str | None = None
+    percentile: float | None = None
+
+    @property
+    def measured(self) -> bool:
+        """A latency or a throughput (what makes a table a serving result)."""
+        return self.metric is not None or self.column in (
+            "request_throughput", "request_goodput", "input_throughput", "output_throughput",
+            "total_token_throughput", "max_output_tokens_per_s")
+
+
+def _unit(words: str) -> str | None:
+    for inside in PAREN.findall(words):
+        if inside.strip() in TO_MS:
+            return inside.strip()
+    match = re.search(r"(?<![a-z/])(ms|s|sec|secs|seconds|us|µs)\b(?!\s*/)", PAREN.sub(" ", words))
+    return match.group(1) if match else None
+
+
+def _latency(words: str) -> Meaning | None:
+    metric = next((name for pattern, name in METRICS if pattern.search(words)), None)
+    if metric is None or PER_SECOND.search(words):
+        return None
+    match = STAT.search(words)
+    pct = None
+    if match is None or match.group("mean"):
+        stat = "mean"                    # a bare `TTFT` is the figure the tools print first
+    elif match.group("median"):
+        stat = "median"
+    elif match.group("pct"):
+        pct = float(match.group("pct"))
+        stat = "p" + (str(int(pct)) if pct == int(pct) else str(pct))
+    else:
+        stat = next(k for k in ("std", "min", "max") if match.group(k))
+    column = f"{stat}_{metric}_ms"
+    factor = TO_MS.get(_unit(words) or "ms", 1.0)
+    return Meaning(column if column in fields_of(ServingRun) else None, column, factor,
+                   metric, stat, pct)
+
+
+def _throughput(words: str) -> str | None:
+    if not PER_SECOND.search(words):
+        return None
+    if "goodput" in words:
+        return "request_goodput"
+    if re.search(r"\breq(?:uest)?s?\b|\brps\b|\bqps\b", words):
+        return "request_throughput"
+    if re.search(r"\bpeak\b", words):
+        return "max_output_tokens_per_s"
+    if re.search(r"\b(?:input|prompt|prefill)\b", words):
+        return "input_throughput"
+    if re.search(r"\btotal\b", words):
+        return "total_token_throughput"
+    if re.search(r"\b(?:output|out|gen|generated|generation|decode)\b", words):
+        return "output_throughput"
+    return None                          # a bare `tok/s`: which tokens, the words do not say
+
+
+@lru_cache(maxsize=4096)
+def meaning(label: str) -> Meaning | None:
+    """What a row or column label names; None for no number (an empty label)."""
+    text = cell_text(label)
+    words = " ".join(text.lower().replace("_", " ").split())
+    if not words:
+        return None
+    for pattern, column in SETTINGS:
+        if pattern.search(words):
+            factor = 1.0
+            if column == "duration" and _unit(words) in ("ms",):
+                factor = 0.001
+            return Meaning(column, column, factor)
+    known = _vocabulary().get(words.rstrip(":").strip())
+    if known is not None and not known.endswith("_ms"):
+        return Meaning(known, known)
+    found = _latency(words)
+    if found is not None:
+        return found
+    column = _throughput(words)
+    if column is not None:
+        return Meaning(column, column)
+    if words in TEXT_COLUMNS:
+        return Meaning(TEXT_COLUMNS[words], TEXT_COLUMNS[words])
+    return Meaning(None, snake_name(text))
+
+
+def cells(line: str) -> list[str]:
+    """A table line's cells, its outer borders left off."""
+    text = line.strip()
+    if text.startswith("|"):
+        text = text[1:]
+    if text.endswith("|") and not text.endswith("\\|"):
+        text = text[:-1]
+    return [cell_text(c) for c in re.split(r"(?<!\\)\|", text)]
+
+
+def number(text: str) -> tuple[float | None, str | None]:
+    """A cell's number and the unit printed in it: `1,234.5`, `**12.9**`, `120 ms`,
+    `878.31 ± 4.11`, `101.2 (-16%)`."""
+    value, unit = cell_number(text)
+    if value is None and REMARK.search(text):
+        value, unit = cell_number(REMARK.sub("", text))
+    return value, unit
+
+
+@dataclass
+class Table:
+    header: list[str]
+    body: list[tuple[int, list[str]]]          # (line index in the block, cells)
+
+
+def table(lines: list[str]) -> Table | None:
+    """The table of ``lines``: its first line is the header, delimiter rows are skipped."""
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    if len(filled) < 3 or not (SEPARATOR.match(lines[filled[1]]) and "-" in lines[filled[1]]):
+        return None                     # no delimiter row under the first: no header
+    rows = [(i, cells(line)) for i, line in enumerate(lines)
+            if "|" in line and not SEPARATOR.match(line)]
+    if len(rows) < 2:
+        return None
+    return Table(rows[0][1], rows[1:])
+
+
+@dataclass
+class Run:
+    label: str | None
+    lines: list[int] = field(default_factory=list)
+    cells: list[tuple[str, str, int]] = field(default_factory=list)   # (label, text, line)
+
+
+def _numeric(texts: list[str]) -> bool:
+    return any(number(t)[0] is not None for t in texts if t)
+
+
+def _row_runs(t: Table) -> list[Run] | None:
+    """Metrics as row labels: the runs, one per column of numbers (one in all when the
+    columns are statistics); None when the first column names too few metrics."""
+    names = [row[0] if row else "" for _, row in t.body]
+    if sum(bool(m and m.measured) for m in map(meaning, names)) < 2:
+        return None
+    header = t.header
+    width = max(len(header), *(len(row) for _, row in t.body))
+    columns = [c for c in range(1, width)
+               if not DIFFERENCE.search(header[c] if c < len(header) else "")
+               and _numeric([row[c] if c < len(row) else "" for _, row in t.body])]
+    if not columns:
+        return None
+    stats = all(STAT_ONLY.match((header[c] if c < len(header) else "").lower())
+                for c in columns)
+    runs = [Run(None)] if stats else [
+        Run(None if NO_LABEL.match(header[c] if c < len(header) else "") else header[c])
+        for c in columns]
+    for index, row in t.body:
+        for n, c in enumerate(columns):
+            text = row[c] if c < len(row) else ""
+            run = runs[0] if stats else runs[n]
+            if index not in run.lines:
+                run.lines.append(index)
+            if text:
+                name = f"{header[c]} {row[0]}" if stats else row[0]
+                run.cells.append((name, text, index))
+    return runs
+
+
+def _column_runs(t: Table) -> list[Run] | None:
+    """Metrics as column headers: one run per body row; None when the header names too few
+    metrics."""
+    header = t.header
+    if sum(bool(m and m.measured) for m in map(meaning, header)) < 2:
+        return None
+    runs = []
+    for index, row in t.body:
+        if not _numeric(row):
+            continue
+        label = row[0] if row and row[0] and number(row[0])[0] is None \
+            and (meaning(header[0]) is None or meaning(header[0]).column != "model") else None
+        run = Run(label, [index])
+        for c, text in enumerate(row):
+            if not text or c >= len(header) or (c == 0 and label is not None) \
+                    or DIFFERENCE.search(header[c]):
+                continue
+            run.cells.append((header[c], text, index))
+        runs.append(run)
+    return runs or None
+
+
+def runs(lines: list[str]) -> list[Run] | None:
+    t = table(lines)
+    if t is None:
+        return None
+    found = _row_runs(t) or _column_runs(t)
+    if not found:
+        return None
+    # numbers under the metrics: at least two measured cells of one run read as numbers
+    for run in found:
+        measured = [text for name, text, _ in run.cells
+                    if (m := meaning(name)) is not None and m.measured]
+        if sum(number(text)[0] is not None for text in measured) >= 2:
+            return found
+    return None
+
+
+def resembles(lines: list[str]) -> bool:
+    """The lines are one table of serving results: two labels or more name a latency or a
+    throughput, with numbers under them."""
+    return runs(lines) is not None
+
+
+def _int_column(column: str) -> bool:
+    return fields_of(ServingRun)[column].annotation in (int, int | None)
+
+
+def _read(run: Run, block: Block, problems: list[tuple[int, str]]
+          ) -> tuple[dict[str, Any], dict[str, Any], list[LatencyStat], dict[str, float]]:
+    values: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    stats: list[LatencyStat] = []
+    tolerance: dict[str, float] = {}
+    for name, text, index in run.cells:
+        m = meaning(name)
+        if m is None:
+            continue
+        line = block.line_start + index
+        if m.column == "model":
+            values[m.column] = text
+            continue
+        value, unit = number(NAMED_CELL.sub("", text) if m.column and not m.measured
+                             else text)
+        if value is None:
+            if m.column is None and not any(ch.isdigit() for ch in text):
+                if not NO_VALUE.fullmatch(text):
+                    extra.setdefault(m.name, text)
+            elif not NO_VALUE.fullmatch(text):
+                problems.append((line, f"{name}: {text!r} is not a number: left empty"))
+            continue
+        factor = m.factor
+        if unit and unit.lower() in TO_MS and (m.metric is not None or m.column == "duration"):
+            factor = TO_MS[unit.lower()] / (1000.0 if m.column == "duration" else 1.0)
+        elif unit == "%" and m.column is not None and m.metric is not None:
+            problems.append((line, f"{name}: {text!r} is a percentage, not a time: left empty"))
+            continue
+        value = value * factor
+        if m.metric is not None:
+            stats.append(LatencyStat(metric=m.metric, stat=m.stat, percentile=m.percentile,
+                                     value_ms=value))
+            if m.column is None:
+                continue
+        if m.column is None:
+            extra[m.name] = value
+            continue
+        if _int_column(m.column):
+            if value != int(value):
+                problems.append((line, f"{name}: {text!r} is not a whole number: left empty"))
+                continue
+            value = int(value)
+        values[m.column] = value
+        unit_half = half_unit(re.sub(r"^[^\d.]*", "", text.replace(",", "")))
+        if unit_half is not None:
+            tolerance[m.column] = unit_half * factor
+    return values, extra, stats, tolerance
+
+
+def _engine(context, model: str | None, backend: Any, label: str | None) -> str:
+    """The engine a `Backend` / `Engine` cell or the run's label names, else the context's."""
+    return (engine_named_in(backend) if isinstance(backend, str) else None) \
+        or engine_named_in(label) or infer_engine(context, model, None, None)
+
+
+# What a serving result block prints: its banner, or a latency line of it.
+PRINTED_RESULT = re.compile(r"Serving Benchmark Result|^\W{0,8}(?:Mean|Median|P\d+) "
+                            r"(?:TTFT|TPOT|ITL|E2EL) \(ms\):[ \t]+\d", re.M)
+
+
+@lru_cache(maxsize=64)
+def _prints_results(path: str, size: int, mtime: int) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return False
+    encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8"
+    return PRINTED_RESULT.search(data.decode(encoding, errors="ignore")) is not None
+
+
+def prints_results(path: str) -> bool:
+    """The file also holds printed serving results (a vLLM / SGLang result block)."""
+    try:
+        stat = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return _prints_results(path, stat.st_size, stat.st_mtime_ns)
+
+
+def build(block: Block) -> list[Parsed | Problem]:
+    if block.context.path and prints_results(block.context.path):
+        # A table beside the printed results is their summary: they are the runs, the table
+        # stays a published table.
+        return published_markdown.read_table(block)
+    found = runs(block.lines) or []
+    out: list[Parsed | Problem] = []
+    context = block.context
+    for run in found:
+        problems: list[tuple[int, str]] = []
+        values, extra, stats, tolerance = _read(run, block, problems)
+        if not any(isinstance(v, (int, float)) for v in values.values()) and not stats:
+            continue
+        first, last = min(run.lines), max(run.lines)
+        label = run.label or context.label_or_heading
+        row = ServingRun(
+            **values, extra=extra or None, tags=context.tags or None, format=FORMAT.name,
+            section=context.section_text, label=label,
+            engine=_engine(context, values.get("model"), extra.get("backend"), run.label),
+            line_start=block.line_start + first, line_end=block.line_start + last,
+            raw_text="\n".join([block.lines[0], *block.lines[first:last + 1]]))
+        warnings = [*problems, (block.line_start + first,
+                                "a table retyped by hand, read as a vLLM / SGLang serving "
+                                "result by its header words: each value matched by the words "
+                                "of its label, each run by its "
+                                + ("row" if len(run.lines) == 1 else "column"))]
+        out.append(Parsed(row=row, children=stats, warnings=warnings, tolerance=tolerance))
+    return out
+
+
+FORMAT = BlockFormat(
+    name="serving_retyped",
+    table="serving_runs",
+    description="A vLLM / SGLang serving result retyped by hand as a markdown table (metrics "
+                "as rows or as columns): a serving run per run, matched by its header words.",
+    upstream=("vllm bench serve / sglang.bench_serving results, retyped",),
+    markers=("|",),
+    # Never starts a block itself: the published table format hands it the tables it claims.
+    start=re.compile(r"(?!)"),
+    end=None,
+    max_lines=2_000,
+    build=build,
+    continues=lambda line: line.lstrip().startswith("|"),
+    restarts=False,
+    consumes=False,
+    cuts=False,
+    claims=resembles,
+)

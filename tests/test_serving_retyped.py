@@ -1,0 +1,85 @@
+"""Serving results retyped by hand as markdown tables (``serving_retyped``): each header's words
+land in their serving_runs column; tables of other things stay published tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchvault.parsers.serving_retyped import meaning
+
+from conftest import ingest_into, rows
+
+
+@pytest.mark.parametrize("header, column, factor", [
+    ("TTFT p50 (ms)", "median_ttft_ms", 1.0),
+    ("P99 TTFT", "p99_ttft_ms", 1.0),
+    ("ttft_p99_ms", "p99_ttft_ms", 1.0),
+    ("Mean TTFT (ms)", "mean_ttft_ms", 1.0),
+    ("Mdn ITL", "median_itl_ms", 1.0),
+    ("Avg TPOT (ms)", "mean_tpot_ms", 1.0),
+    ("E2E Latency (s)", "mean_e2el_ms", 1000.0),
+    ("P90 E2EL (ms)", "p90_e2el_ms", 1.0),
+    ("Std TPOT", "std_tpot_ms", 1.0),
+    ("Request throughput (req/s)", "request_throughput", 1.0),
+    ("Req/s", "request_throughput", 1.0),
+    ("RPS", "request_throughput", 1.0),
+    ("Output token throughput (tok/s)", "output_throughput", 1.0),
+    ("Output tok/s", "output_throughput", 1.0),
+    ("Gen tok/s", "output_throughput", 1.0),
+    ("Total token throughput (tok/s)", "total_token_throughput", 1.0),
+    ("Total tok/s", "total_token_throughput", 1.0),
+    ("Peak output token throughput (tok/s)", "max_output_tokens_per_s", 1.0),
+    ("Successful requests", "completed", 1.0),
+    ("Benchmark duration (s)", "duration", 1.0),
+    ("Total input tokens", "total_input_tokens", 1.0),
+    ("Total generated tokens", "total_output_tokens", 1.0),
+    ("Concurrency", "max_concurrency", 1.0),
+    ("Max concurrency", "max_concurrency", 1.0),
+    ("Request rate", "request_rate", 1.0),
+    ("Num prompts", "num_prompts", 1.0),
+])
+def test_header_words_name_their_column(header, column, factor):
+    got = meaning(header)
+    assert (got.column, got.factor) == (column, factor)
+
+
+@pytest.mark.parametrize("header, name", [
+    ("Tok/s", "tok_per_s"),            # which tokens, the words do not say
+    ("ISL", "isl"),
+    ("P99.9 ITL (ms)", "p99.9_itl_ms"),  # no column: kept in latency_stats
+])
+def test_headers_no_column_knows_keep_their_name(header, name):
+    got = meaning(header)
+    assert got.column is None and got.name == name
+
+
+def test_other_tables_stay_published_and_guidellm_stays_guidellm(tmp_path):
+    note = tmp_path / "note.md"
+    note.write_text(
+        "## Memory\n\n| GPU | Memory (GB) | Power (W) |\n|---|---|---|\n| H100 | 79.6 | 700 |\n\n"
+        "## One latency only\n\n| Setup | TTFT (ms) | Notes |\n|---|---|---|\n"
+        "| TP2 | 120.5 | warm |\n\n"
+        "## GuideLLM\n\n| Benchmark | TTFT ms | | Output tok/s |\n|---|---|---|---|\n"
+        "| | Mdn | p95 | Mean |\n| synchronous | 41.2 | 60.3 | 141.3 |\n")
+    db = tmp_path / "n.db"
+    ingest_into(db, note)
+    assert [r["caption"] for r in rows(db, "SELECT caption FROM published_tables "
+                                           "ORDER BY line_start")] == ["Memory", "One latency only"]
+    assert rows(db, "SELECT format, label, median_ttft_ms, p95_ttft_ms FROM serving_runs") == [
+        {"format": "guidellm_retyped", "label": "synchronous", "median_ttft_ms": 41.2,
+         "p95_ttft_ms": 60.3}]
+
+
+def test_a_run_says_it_was_read_by_its_header_words(tmp_path):
+    note = tmp_path / "pr.md"
+    note.write_text("| Metric | main | this PR |\n|---|---|---|\n"
+                    "| Request throughput (req/s) | 11.72 | 12.90 |\n"
+                    "| Mean TTFT (ms) | 120.4 | 101.2 |\n")
+    db = tmp_path / "pr.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT label, request_throughput, mean_ttft_ms FROM serving_runs "
+                    "ORDER BY rowid") == [
+        {"label": "main", "request_throughput": 11.72, "mean_ttft_ms": 120.4},
+        {"label": "this PR", "request_throughput": 12.9, "mean_ttft_ms": 101.2}]
+    reasons = [r["reason"] for r in rows(db, "SELECT reason FROM unparsed_blocks")]
+    assert len(reasons) == 2 and all("by its header words" in r for r in reasons)
