@@ -37,6 +37,9 @@ from conftest import ingest_into, rows
     ("Max concurrency", "max_concurrency", 1.0),
     ("Request rate", "request_rate", 1.0),
     ("Num prompts", "num_prompts", 1.0),
+    ("N Req", "num_prompts", 1.0),
+    ("ISL", "random_input_len", 1.0),
+    ("Output len", "random_output_len", 1.0),
 ])
 def test_header_words_name_their_column(header, column, factor):
     got = meaning(header)
@@ -45,7 +48,7 @@ def test_header_words_name_their_column(header, column, factor):
 
 @pytest.mark.parametrize("header, name", [
     ("Tok/s", "tok_per_s"),            # which tokens, the words do not say
-    ("ISL", "isl"),
+    ("Input tokens", "input_tokens"),  # a run's total, or each prompt's: the words do not say
     ("P99.9 ITL (ms)", "p99.9_itl_ms"),  # no column: kept in latency_stats
 ])
 def test_headers_no_column_knows_keep_their_name(header, name):

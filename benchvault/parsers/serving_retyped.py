@@ -66,7 +66,10 @@ SETTINGS = (
     (re.compile(r"^(?:max(?:imum)?\s*)?(?:request\s*)?concurr?(?:ency)?\b|^c$|^bs$"),
      "max_concurrency"),
     (re.compile(r"^(?:traffic\s*)?request\s*rate\b|^rate\b|^qps$"), "request_rate"),
-    (re.compile(r"^(?:num(?:ber of)?[\s_]*)?prompts\b|^n$"), "num_prompts"),
+    (re.compile(r"^(?:num(?:ber of)?[\s_]*)?prompts\b|^n$|^n\s*req(?:uests)?$"), "num_prompts"),
+    # the random dataset's lengths, as sweeps name them
+    (re.compile(r"^isl$|^(?:random\s*)?input\s*len(?:gth)?$"), "random_input_len"),
+    (re.compile(r"^osl$|^(?:random\s*)?output\s*len(?:gth)?$"), "random_output_len"),
     (re.compile(r"^(?:successful|completed)(?:\s*requests)?\b"), "completed"),
     (re.compile(r"^failed(?:\s*requests)?\b"), "failed"),
     (re.compile(r"^(?:benchmark\s*)?duration\b"), "duration"),
