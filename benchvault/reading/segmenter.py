@@ -23,7 +23,7 @@ from .embedded import Embedded, Openers, Region
 from .fastlane import FastLane
 from .glyphs import GLYPHS, split_glyphs
 from .inlinecode import code_spans
-from .wrap import WRAP_BREAK, Pane, at_edge, joined, parted_flag, readings
+from .wrap import WRAP_BREAK, Pane, at_edge, joined, parted_flag, printed_widths, readings
 from ..parsers.runcontext import LAUNCH_COMMANDS
 
 FENCE_RE = re.compile(r"^\s*(?:`{3,}|~{3,})")
@@ -400,8 +400,7 @@ class Segmenter:
         self.lookahead = True
         texts = [t for _, t in pieces]
         cuts = self._cuts_of(pieces)
-        self.widest_record = max(self.widest_record,
-                                 *(len(t) + cut for t, cut in zip(texts, cuts)))
+        self.widest_record = max(self.widest_record, *printed_widths(texts, cuts))
         for take in range(len(pieces), 1, -1):
             best = self._best_reading(texts[:take], cuts)
             # A joined line may read with warnings (a wrapped record holding a garbled
@@ -516,7 +515,7 @@ class Segmenter:
         """Was the last of ``pieces`` cut at the pane's edge (``text`` after it)?  Without a
         pane the capture shows: a piece no format reads whole was cut, by a word wrap too;
         and before any record line showed the pane's width, the pieces and ``text`` show it."""
-        widths = [len(p) + (cuts[at] if at < len(cuts) else 0) for at, p in enumerate(pieces)]
+        widths = printed_widths(pieces, cuts)
         cut = widths[-1] - len(pieces[-1])
         if self.pane is not None:
             return at_edge(pieces[-1], text, self.pane, self.widest_record, cut)

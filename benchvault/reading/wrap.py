@@ -43,7 +43,7 @@ def vocabulary() -> frozenset[str]:
     return frozenset(words)
 
 
-def _widths(pieces: list[str], cuts: Sequence[int]) -> list[int]:
+def printed_widths(pieces: list[str], cuts: Sequence[int]) -> list[int]:
     """Each piece's width as the pane printed it: with the ``cuts`` a cleaning step took off
     its start (a log collector's timestamp or service name), which the pane printed too."""
     return [len(p) + (cuts[at] if at < len(cuts) else 0) for at, p in enumerate(pieces)]
@@ -52,7 +52,7 @@ def _widths(pieces: list[str], cuts: Sequence[int]) -> list[int]:
 def _hard(pieces: list[str], pane_at_least: int, cuts: Sequence[int] = ()) -> list[str] | None:
     """The joints of a hard wrap at one width, or None when the pieces cannot be one (a
     piece narrower than a line the same pane printed was not cut at its edge)."""
-    widths = _widths(pieces, cuts)
+    widths = printed_widths(pieces, cuts)
     width = max(pane_at_least, *widths[:-1])
     if widths[-1] > width or any(w < width - 1 for w in widths[:-1]):
         return None
@@ -64,7 +64,7 @@ def _hard(pieces: list[str], pane_at_least: int, cuts: Sequence[int] = ()) -> li
 def _word(pieces: list[str], cuts: Sequence[int] = ()) -> list[str] | None:
     """The joints of a word wrap at one width, or None: every piece fits the width, and the
     first word of each next piece would not have fitted after the piece before it."""
-    widths = _widths(pieces, cuts)
+    widths = printed_widths(pieces, cuts)
     narrowest = max(widths)
     widest = min(w - len(p) + len(p.rstrip()) + len(FIRST_WORD.match(nxt).group(1))
                  for w, p, nxt in zip(widths, pieces, pieces[1:]))
