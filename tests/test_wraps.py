@@ -192,3 +192,46 @@ def test_the_pane_is_seen_in_the_capture():
     # A llama-bench table's rows are one width too, but no row is a wrapped piece.
     table = (FIXTURES / "llama_bench/vulkan_depth_kv_types.txt").read_bytes()
     assert pane_of(table) is None
+
+
+def ragged(text: str, seed: int, inside_words: bool) -> str:
+    """A wrap at no one width (a web page's in a proportional font, copied): each piece as
+    wide as the page happened to be there, cut at a blank (trimmed) or anywhere."""
+    import random
+    rng = random.Random(seed)
+    out = []
+    for line in text.split("\n"):
+        while len(line) > 40:
+            width = rng.randint(40, 100)
+            if len(line) <= width:
+                break
+            cut = width if inside_words else (line.rfind(" ", 0, width) + 1 or width)
+            out.append(line[:cut].rstrip())
+            line = line[cut:] if inside_words else line[cut:].lstrip()
+        out.append(line)
+    return "\n".join(out)
+
+
+def per_field(text: str) -> str:
+    """A record broken after each field by hand, its commas kept (`Running: 4 reqs,`)."""
+    return "\n".join(line.replace(", ", ",\n") for line in text.split("\n"))
+
+
+RAGGED = {"word-1": lambda t: ragged(t, 1, False), "word-2": lambda t: ragged(t, 2, False),
+          "anywhere-3": lambda t: ragged(t, 3, True), "anywhere-4": lambda t: ragged(t, 4, True),
+          "per-field": per_field}
+
+
+@pytest.mark.parametrize("wrap", sorted(RAGGED))
+@pytest.mark.parametrize("capture", ["engine_stats/v1_loggers_issue14226.log",
+                                     "engine_stats/v0_metrics_issue22230.log",
+                                     "spec_decode/v1_log_rename_pr15902.log"])
+def test_a_capture_wrapped_at_no_one_width_in_a_note_reads_as_printed(tmp_path, capture, wrap):
+    # Pieces of every width: no pane tells where a line was cut, the record's grammar does
+    # (it stops mid-way: on a separator, inside a token, or before the words it is known by).
+    text = (FIXTURES / capture).read_text(encoding="utf-8")
+    want = rows_of(tmp_path, "printed.md", f"Logs:\n\n```\n{text}\n```\n")
+    assert sum(map(len, want.values())) > 0
+    got = rows_of(tmp_path, "wrapped.md", f"Logs:\n\n```\n{RAGGED[wrap](text)}\n```\n")
+    for table in TABLES:
+        assert got[table] == want[table], table

@@ -23,7 +23,8 @@ from .embedded import Embedded, Openers, Region
 from .fastlane import FastLane
 from .glyphs import GLYPHS, split_glyphs
 from .inlinecode import code_spans
-from .wrap import WRAP_BREAK, Pane, at_edge, joined, parted_flag, printed_widths, readings
+from .wrap import (WRAP_BREAK, Pane, at_edge, cut_in_token, joined, parted_flag, printed_widths,
+                   ragged_readings, readings)
 from ..parsers.runcontext import LAUNCH_COMMANDS
 
 FENCE_RE = re.compile(r"^\s*(?:`{3,}|~{3,})")
@@ -433,7 +434,8 @@ class Segmenter:
             # A word wrap leaves a record's log prefix alone when its first word is too long
             # to fit after it (`[2024-08-01 12:00:00] ` | `server_args=ServerArgs(...)`).
             return self.pane is not None and self.pane.kind == "word" \
-                and BARE_LOG_PREFIX.match(text) is not None
+                and BARE_LOG_PREFIX.match(text) is not None or self._unfinished(text) \
+                or self.markdown and (self._cut_before_known(text) or self._known_line(text))
         if any(m in text for m in self.wrap_markers) \
                 and any(f.matches(text) for f in self.line_formats):
             return True
@@ -461,7 +463,10 @@ class Segmenter:
         know (`Systemefficiency` of a wrong joint is one), the likelier reading on a tie; None
         when no reading reads."""
         best: tuple[int, int, int, str] | None = None
-        for rank, joints in enumerate(readings(pieces, self.widest_record, self.pane, cuts)):
+        # (then as no one pane cut them: a glitch may have spliced a wider line in before)
+        by_pane = readings(pieces, self.widest_record, self.pane, cuts)
+        ragged = [j for j in ragged_readings(pieces) if j not in by_pane]
+        for rank, joints in enumerate(by_pane + ragged):
             line = joined(pieces, joints)
             cost = self._reading_cost(line)
             if cost is not None and (best is None or (*cost, rank) < best[:3]):
@@ -503,13 +508,59 @@ class Segmenter:
         wider; the cut of ``text``, the last): one pane could have cut them so, and it starts
         nothing of its own."""
         if len(pieces) >= MAX_WRAPPED_PIECES or not text.strip() or WRAP_BREAK.match(text) \
-                or is_capture_line(text) \
-                or not readings([*pieces, text], self.widest_record, self.pane, cuts):
+                or is_capture_line(text):
             return False
+        if len(pieces) == 1 and len(pieces[0]) + cuts[0] < self._wrap_width() \
+                and self._known_line(pieces[0]) and not self._unfinished(pieces[0]):
+            # A short record that reads whole goes on only where it was cut inside a token
+            # (`Draft acceptance rate: 1` | `00.0%`), or where it reads on with ``text``.
+            return not self._reads(text, cleanly=False) and (
+                cut_in_token(pieces[0], text) or self._reads_on(pieces, text))
+        if not readings([*pieces, text], self.widest_record, self.pane, cuts):
+            return self._ragged_goes_on(pieces, text)
         if any(fmt.matches(text) for fmt in self.line_formats) \
                 and not self._at_edge(pieces, text, cuts):
             return False        # a record's own line, after one no pane cut
         return not (self.start_hint.search(text) and any(f.starts(text) for f in self.formats))
+
+    def _unfinished(self, text: str) -> bool:
+        """A record a line format knows that stops mid-way: on a separator (`Running: 3 reqs,`)
+        or where its grammar cannot read it to its end (`GPU KV`)."""
+        return any(f.matches(text) for f in self.line_formats) \
+            and (text.rstrip().endswith((",", ":")) or not self._reads(text, cleanly=False))
+
+    def _ragged_goes_on(self, pieces: list[str], text: str) -> bool:
+        """``text`` may go on the record ``pieces`` that no one pane cut (a web page's
+        wrap, a line broken after each field): the record stops mid-way (or ``text`` goes on
+        its last token: `Running: 3` | `2 reqs`), and ``text`` is no record or block of its
+        own."""
+        so_far = joined(pieces, ragged_readings(pieces)[0]) if len(pieces) > 1 else pieces[0]
+        known = any(f.matches(so_far) for f in self.line_formats)
+        return (self._unfinished(so_far) or known and cut_in_token(so_far, text)
+                or self.markdown and self._cut_before_known(so_far)
+                or known and self._reads_on(pieces, text)) \
+            and not self._reads(text, cleanly=False) \
+            and not any(f.starts(text) for f in self.formats)
+
+    def _reads_on(self, pieces: list[str], text: str) -> bool:
+        """The record ``pieces`` reads on with ``text`` as cleanly as without it, knowing no
+        fewer labels (`... Waiting: 0` | `reqs, GPU KV cache usage: 15.3%`): a line of prose
+        after it reads on with nothing."""
+        before = self._reading_cost(joined(pieces, ragged_readings(pieces)[0])
+                                    if len(pieces) > 1 else pieces[0])
+        after = self._best_reading([*pieces, text])
+        if before is None or after is None or after[0]:
+            return False
+        cost = self._reading_cost(after[1])
+        return cost is not None and cost <= before
+
+    def _known_line(self, text: str) -> bool:
+        return any(f.matches(text) for f in self.line_formats)
+
+    def _cut_before_known(self, text: str) -> bool:
+        """A log record, in a note, that may have been cut before the words a line format knows
+        it by (`... Engine 000: Avg` | `prompt throughput: ...`)."""
+        return is_capture_line(text) and not self._known(text)
 
     def _at_edge(self, pieces: list[str], text: str, cuts: Sequence[int]) -> bool:
         """Was the last of ``pieces`` cut at the pane's edge (``text`` after it)?  Without a

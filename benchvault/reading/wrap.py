@@ -16,6 +16,7 @@ the caller keeps the first whose joined line its grammar reads cleanly.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
@@ -112,7 +113,7 @@ def readings(pieces: list[str], pane_at_least: int = 0, pane: Pane | None = None
     if len(pieces) < 2 or not all(p.strip() for p in pieces):
         return []
     if pane is not None and pane.kind == "hard":
-        pane_at_least = max(pane_at_least, pane.width)
+        pane_at_least = pane.width     # (a line wider than the pane it shows was not cut by it)
     hard, word = _hard(pieces, pane_at_least, cuts), _word(pieces, cuts)
     found = [j for j in (hard, word) if j is not None]
     if hard is not None and word is not None and (
@@ -120,6 +121,34 @@ def readings(pieces: list[str], pane_at_least: int = 0, pane: Pane | None = None
             and (_spaced_words(pieces[0], pieces[1]) or parted_flag(pieces[0], pieces[1]))):
         found.reverse()
     return [j for i, j in enumerate(found) if j not in found[:i]]
+
+
+def ragged_readings(pieces: list[str]) -> list[list[str]]:
+    """What lies between ``pieces`` that no one pane cut (a web page's wrap in a proportional
+    font, a line broken after each field by hand), likelier first: a cut inside what reads as
+    one token (`30|21.5`, `tokens/|s`, `thro|ughput`, `|%`) took nothing, any other the space
+    it was made at; then every joint a space, then every joint nothing."""
+    if len(pieces) < 2 or not all(p.strip() for p in pieces):
+        return []
+    likeliest = ["" if cut_in_token(left.rstrip(), right.lstrip()) and not left[-1:].isspace()
+                 and not right[:1].isspace() else " " for left, right in zip(pieces, pieces[1:])]
+    found = [likeliest, [" "] * len(likeliest), [""] * len(likeliest)]
+    return [j for i, j in enumerate(found) if j not in found[:i]]
+
+
+def cut_in_token(left: str, right: str) -> bool:
+    """Is ``left|right`` one token cut, not two a space parted?"""
+    if not (left and right):
+        return False
+    a, b = left[-1], right[0]
+    if a.isdigit() and (b.isdigit() or b in ".%") or a == "." and b.isdigit():
+        return True
+    if a in "/#(_-=" or b in "%,;:)/":
+        return True
+    if a.isalpha() and b.isalpha():     # a word the grammars know, cut (`thro|ughput`)
+        head, tail = left[len(left.rstrip(ascii_letters)):], WORD_START.match(right).group(0)
+        return (head + tail).lower() in vocabulary()
+    return False
 
 
 def joined(pieces: list[str], joints: list[str]) -> str:
@@ -168,7 +197,9 @@ def pane_of(head: bytes) -> Pane | None:
     # where that was trimmed).
     widest = max(len(r) for _, _, r in pairs)
     cut = [r for _, b, r in pairs if piece(b)]
-    at_width = [r for r in cut if len(r) == max(map(len, cut), default=0)]
+    # (the width most of them share: a line a glitch spliced onto another is wider)
+    width = max(Counter(map(len, cut)).most_common(), key=lambda c: (c[1], c[0]), default=(0, 0))[0]
+    at_width = [r for r in cut if len(r) == width]
     if len(cut) >= 3 and 3 * len(at_width) >= 2 * len(cut) \
             and 2 * sum(r[-1].isspace() for r in at_width) <= len(at_width):
         return Pane("hard", len(at_width[0]))
