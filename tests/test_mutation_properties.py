@@ -118,6 +118,16 @@ for _kind, _why, _fixtures in [
         'serving_retyped/real-vllm-metal-pr352-units-in-cells',
         'serving_retyped/real-vllm-metal-pr559-metric-rows-delta',
     )),
+    ('foreign', "a foreign line inside a hand-made markdown table ends the table, as for serving_retyped above: the rows after it have no header (llama_retyped)", (
+        'llama_retyped/derived-three-shapes',
+        'llama_retyped/real-strix-halo-perf-backend-version-build',
+    )),
+    ('foreign', "a shell prompt (`$ nvidia-smi`) typed inside a table aligned with spaces starts another command's output, so the table ends there and the rows after it have no header; a line of prose is skipped with a warning (aligned_table)", (
+        'aligned_table/real-b70-xpu-w4a16-fenced-serving',
+    )),
+    ('cut', "the results of one row of a retyped llama-bench table (one per test column) share its line and carry the heading as their label, while this test counts a run that shares its first line as printed only when a row starts with its label (GuideLLM's rows)", (
+        'llama_retyped/derived-three-shapes',
+    )),
     ('cut', "a hand-made table cut before its second latency or throughput row is no serving result any more (two make one) and stays a published table; and the runs of a metrics-as-rows table share their lines and are named by column headers, while this test counts a run that shares its first line as printed only when a row starts with its label (GuideLLM's rows)", (
         'serving_retyped/derived-both-orientations-and-cells',
     )),

@@ -608,6 +608,15 @@ def tables(block: Block) -> tuple[list[_Table], list[Problem]]:
 
 def build(block: Block) -> list[Parsed | Problem]:
     found, problems = tables(block)
+    if not any(t.header is not None and "t/s" in (h.lower() for h in t.header) for t in found):
+        # A header with no `t/s` column (`| vulkan t/s | cpu t/s |`): llama-bench's table,
+        # retyped; the format that claims it reads it.
+        from . import block_formats     # (the registry, which imports every format)
+        other = next((f for f in block_formats() if f is not FORMAT and f.claims is not None
+                      and f.claims(block.lines)), None)
+        if other is not None:
+            return other.build(Block(other, block.lines, block.line_start, block.line_end,
+                                     block.complete, block.context))
     context = run_context(block.context)
     out: list[Parsed | Problem] = list(problems)
     for table in found:

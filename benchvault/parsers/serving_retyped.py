@@ -34,7 +34,7 @@ from typing import Any
 
 import os
 
-from ..reading.tablecells import cell_number, cell_text
+from ..reading.tablecells import Table, cell_number, cell_text, cells, table
 from ..schemas.models import LatencyStat, ServingRun, fields_of
 from . import published_markdown
 from .base import Block, BlockFormat, Parsed, Problem, half_unit
@@ -42,7 +42,6 @@ from .grammar import snake_name
 from .runcontext import engine_named_in, infer_engine
 from .vocabulary import load
 
-SEPARATOR = re.compile(r"^[\s|:+=-]*$")
 PAREN = re.compile(r"\(([^()]*)\)")
 # A cell's trailing remark: `101.2 (-16%)`, `12.9 [+10%]`.
 REMARK = re.compile(r"\s*[(\[][^()\[\]]*[)\]]\s*$")
@@ -200,16 +199,6 @@ def meaning(label: str) -> Meaning | None:
     return Meaning(None, snake_name(text))
 
 
-def cells(line: str) -> list[str]:
-    """A table line's cells, its outer borders left off."""
-    text = line.strip()
-    if text.startswith("|"):
-        text = text[1:]
-    if text.endswith("|") and not text.endswith("\\|"):
-        text = text[:-1]
-    return [cell_text(c) for c in re.split(r"(?<!\\)\|", text)]
-
-
 def number(text: str) -> tuple[float | None, str | None]:
     """A cell's number and the unit printed in it: `1,234.5`, `**12.9**`, `120 ms`,
     `878.31 ± 4.11`, `101.2 (-16%)`."""
@@ -217,24 +206,6 @@ def number(text: str) -> tuple[float | None, str | None]:
     if value is None and REMARK.search(text):
         value, unit = cell_number(REMARK.sub("", text))
     return value, unit
-
-
-@dataclass
-class Table:
-    header: list[str]
-    body: list[tuple[int, list[str]]]          # (line index in the block, cells)
-
-
-def table(lines: list[str]) -> Table | None:
-    """The table of ``lines``: its first line is the header, delimiter rows are skipped."""
-    filled = [i for i, line in enumerate(lines) if line.strip()]
-    if len(filled) < 3 or not (SEPARATOR.match(lines[filled[1]]) and "-" in lines[filled[1]]):
-        return None                     # no delimiter row under the first: no header
-    rows = [(i, cells(line)) for i, line in enumerate(lines)
-            if "|" in line and not SEPARATOR.match(line)]
-    if len(rows) < 2:
-        return None
-    return Table(rows[0][1], rows[1:])
 
 
 @dataclass
@@ -343,7 +314,8 @@ def _read(run: Run, block: Block, problems: list[tuple[int, str]]
         value, unit = number(NAMED_CELL.sub("", text) if m.column and not m.measured
                              else text)
         if value is None:
-            if m.column is None and not any(ch.isdigit() for ch in text):
+            # (a word of an unknown column is a label, `bf16` too; a garbled number is not)
+            if m.column is None and re.search(r"[A-Za-z]{2}", text):
                 if not NO_VALUE.fullmatch(text):
                     extra.setdefault(m.name, text)
             elif not NO_VALUE.fullmatch(text):

@@ -695,6 +695,10 @@ class Segmenter:
         it reads alone are those the full pass would find no context in."""
         kind = self._command_kind(text)
         if kind is not None:
+            if self.markdown and not self.in_fence and "`" in text:
+                # A command quoted in prose is its code span (`-fa 1`.` is no flag's value).
+                text = next((span for span in code_spans(text)
+                             if self._command_kind(span) == kind), text)
             return lambda: self._saw_command(kind, text, start)
         stripped = text.lstrip()
         if stripped.startswith("Namespace("):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import re
+from dataclasses import dataclass
 from typing import Iterable
 
 from ..schemas.published import PublishedResult, PublishedTable
@@ -33,6 +34,8 @@ HEADER_UNITS = (
     (re.compile(r"%|\bpercent\b", re.I), "%"),
 )
 SPACES_RE = re.compile(r"\s+")
+# A delimiter row (`|---|:--:|`) or a line of only borders.
+SEPARATOR = re.compile(r"^[\s|:+=-]*$")
 
 
 def cell_text(raw: str) -> str:
@@ -100,3 +103,31 @@ def claimed_by_other_format(lines: list[str], me: object, formats: Iterable[obje
     return next((f for f in formats if f is not me and (
         f.claims(lines) if getattr(f, "claims", None) is not None else f.starts(lines[0]))),
         None)
+
+
+def cells(line: str) -> list[str]:
+    """A table line's cells, its outer borders left off."""
+    text = line.strip()
+    if text.startswith("|"):
+        text = text[1:]
+    if text.endswith("|") and not text.endswith("\\|"):
+        text = text[:-1]
+    return [cell_text(c) for c in re.split(r"(?<!\\)\|", text)]
+
+
+@dataclass
+class Table:
+    header: list[str]
+    body: list[tuple[int, list[str]]]          # (line index in the block, cells)
+
+
+def table(lines: list[str]) -> Table | None:
+    """The table of ``lines``: its first line is the header, delimiter rows are skipped."""
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    if len(filled) < 3 or not (SEPARATOR.match(lines[filled[1]]) and "-" in lines[filled[1]]):
+        return None                     # no delimiter row under the first: no header
+    rows = [(i, cells(line)) for i, line in enumerate(lines)
+            if "|" in line and not SEPARATOR.match(line)]
+    if len(rows) < 2:
+        return None
+    return Table(rows[0][1], rows[1:])

@@ -1,0 +1,84 @@
+"""Results retyped as a table aligned with spaces → the rows of the format that reads it.
+
+A note keeps a comparison as plain text, its columns lined up with spaces (in a code fence or
+an indented block)::
+
+    model                          C   pp(t/s)  TTFT(ms)  TPOT(ms)  tg(t/s)
+    w4a16 (CT, int4_gemm_w4a16)    1   1676     1221.7    47.69     20.97
+
+The header starts the block when its cells (parted by two blanks or more) are three or more and
+one names a benchmark figure (a llama-bench test such as ``pp512``, ``t/s``, TTFT, TPOT, ITL,
+latency, throughput); rows follow while they hold numbers.  ``reading.aligned`` turns it into the
+pipe table it stands for, and the table formats that claim pipe tables by their header words
+read it (``llama_retyped``, ``serving_retyped``, ``guidellm_retyped``), with their warning that
+it was read by its header words.  A table none of them claims gives nothing: aligned text with
+numbers is too common (a process list, a file listing) to keep as published results.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import block_formats
+from .base import Block, BlockFormat, Parsed, Problem
+from ..reading.aligned import cells_of, columns, pipe_lines
+
+FIGURE = (r"(?<![A-Za-z])(?:pp\s?\d+|tg\s?\d+|t/s|tok/s|tokens?/s|TTFT|TPOT|ITL|E2EL?|req/s"
+          r"|[Ll]atency|[Tt]hroughput)(?![a-z])")
+# Three cells or more parted by two blanks, no pipes, no `Label: value` line.
+HEADER = re.compile(r"^(?=[^|:]*" + FIGURE + r")[ \t]*[^\s|>#`~-][^|\n]*?\S(?: {2,}|\t)\S[^|\n]*?"
+                    r"\S(?: {2,}|\t)\S[^|\n]*$")
+FENCE = re.compile(r"^\s*(?:`{3}|~{3})")
+
+
+# A rule under the header (`────`, `-----`, `=====`).
+RULE = re.compile(r"^\s*[-=─━_]{3,}[-=─━_\s]*$")
+
+
+def continues(line: str) -> bool:
+    return bool(line.strip()) and "|" not in line and not FENCE.match(line) \
+        and (any(c.isdigit() for c in line) or RULE.match(line) is not None)
+
+
+def resumes(lines: list[str], line: str) -> bool:
+    """After a line typed into the table, it goes on at a row of no more cells than its
+    header has."""
+    heads = columns(lines[0]) if lines else None
+    return heads is not None and continues(line) and RULE.match(line) is None \
+        and 2 <= len(cells_of(line)) <= len(heads)
+
+
+def build(block: Block) -> list[Parsed | Problem]:
+    rows = block.lines[1:]
+    foreign = [i for i, line in enumerate(rows, 1) if line.strip() and not continues(line)]
+    pipes = pipe_lines([block.lines[0], *("" if RULE.match(line) or i in foreign else line
+                                          for i, line in enumerate(rows, 1))])
+    if pipes is None:
+        return []
+    for fmt in block_formats():
+        if fmt is not FORMAT and fmt.claims is not None and fmt.claims(pipes):
+            # (the delimiter row stands one line above the header, so each row keeps its line)
+            out = fmt.build(Block(fmt, pipes, block.line_start - 1, block.line_end,
+                                  block.complete, block.context))
+            return [*out, *(Problem(block.line_start + i, "a line inside the table that is "
+                                    "no row of it: skipped", block.lines[i]) for i in foreign)]
+    return []
+
+
+FORMAT = BlockFormat(
+    name="aligned_table",
+    table="published_results",
+    description="Results retyped as a plain-text table aligned with spaces (no pipes): read "
+                "by the table format that claims it by its header words.",
+    upstream=("llama-bench / vllm bench serve / GuideLLM results, retyped as aligned text",),
+    markers=("pp", "tg", "t/s", "TTFT", "TPOT", "ITL", "E2E", "atency", "hroughput", "req/s"),
+    start=HEADER,
+    end=None,
+    max_lines=2_000,
+    build=build,
+    continues=continues,
+    resumes=resumes,
+    restarts=False,
+    consumes=False,
+    cuts=False,
+)

@@ -1,0 +1,287 @@
+"""llama-bench results retyped by hand as a table → ``llama_bench_results`` rows.
+
+People compare backends, builds or quantizations by copying llama-bench's t/s figures into a
+table of their own, in one of three shapes::
+
+    | Backend | Build           | pp512 (t/s)    | tg128 (t/s) |     tests as columns: each
+    |---------|-----------------|----------------|-------------|     numeric cell under a test
+    | ROCm    | 137435ff (8192) | 501.32 ± 0.97  | 32.69       |     is one result of its row
+
+    | model        | test  | vulkan t/s | cpu t/s |                  a test column and t/s
+    | llama 1B F16 | pp512 | 1140.81    | 98.20   |                  columns: one result per
+                                                                    t/s column, named by it
+
+    | Context | Vulkan RADV | HIP |                                  tests as rows, runs as
+    | pp512   | 1,088 tok/s | 901 |                                  columns, named by them
+
+A test is named as llama-bench names it (``pp512``, ``tg128``, ``pp512+tg128``, ``@ d4096``), in
+a header or a first cell.  The other columns say what the result ran on, by llama-bench's own
+markdown names (``model``, ``size``, ``backend``, ``ngl``, ``threads``...) or by their words
+(``quant`` → ``model_ftype``, ``build`` → ``build_commit``/``build_number``, ``GPU`` →
+``gpu_info``); any other goes to ``extra`` by its snake name.  A column named after runs
+(``vulkan t/s``) labels its results, and names their backend when it is one.  llama-bench's own
+table (``| model | ... | test | t/s |``) stays ``llama_bench``'s.  Every row says, in a warning,
+that it was read by its header words.  The command, build line and devices around the table are
+read as for ``llama_bench``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..reading.tablecells import Table, cell_number, cell_text, table
+from ..schemas.llama_bench import LlamaBenchResult
+from .base import Block, BlockFormat, Parsed, Problem
+from .grammar import snake_name
+from .llama_bench import (COLUMN_FIELDS, FIELDS, HEADER_RE, SIZE_FACTORS, COUNT_FACTORS,
+                          build_from, model_parts, run_context, test_name, typed)
+
+# A test as llama-bench names it, anywhere in a header or a cell: `pp512`, `tg 128`,
+# `pp512+tg128`, `pp512 @ d4096`.
+TEST = re.compile(r"(?<![A-Za-z0-9])(?:pp\s?(?P<pp>\d+)(?:\s?\+\s?tg(?P<pptg>\d+))?|tg\s?(?P<tg>\d+))"
+                  r"(?:\s?@\s?d(?P<depth>\d+))?(?![A-Za-z0-9])", re.I)
+# Words that say a column holds tokens per second, left off a run's name.
+RATE = re.compile(r"\(?\s*(?:t/s|tok/s|tokens?/s(?:ec)?|tps)\s*\)?|\[(?:t/s|tok/s)\]", re.I)
+BACKENDS = {"cuda": "CUDA", "rocm": "ROCm", "hip": "ROCm", "vulkan": "Vulkan", "metal": "Metal",
+            "cpu": "CPU", "sycl": "SYCL", "blas": "BLAS", "opencl": "OpenCL", "cann": "CANN",
+            "musa": "MUSA", "rpc": "RPC", "kompute": "Kompute"}
+# A label column's words → llama-bench field, beyond its own markdown names.
+LABEL_WORDS = (
+    (re.compile(r"^(?:backends?|engine|runtime|api)\b", re.I), "backends"),
+    (re.compile(r"^(?:model|models)\b", re.I), "model_type"),
+    (re.compile(r"^(?:quant(?:ization)?|ftype|file type|q(?:uant)? type)\b", re.I), "model_ftype"),
+    (re.compile(r"^(?:build|commit)\b", re.I), "build"),
+    (re.compile(r"^(?:gpu|gpus|device|devices|card|hardware)\b", re.I), "gpu_info"),
+    (re.compile(r"^(?:size|model size)\b", re.I), "model_size"),
+    (re.compile(r"^(?:params|parameters)\b", re.I), "model_n_params"),
+    # compare-llama-bench.py's pretty names
+    (re.compile(r"^(?:flash ?attention|flash_attn)$", re.I), "flash_attn"),
+    (re.compile(r"^cpu$", re.I), "cpu_info"),
+    (re.compile(r"^(?:threads|n_threads)$", re.I), "n_threads"),
+    (re.compile(r"^(?:gpu layers|n_gpu_layers)$", re.I), "n_gpu_layers"),
+)
+COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
+BUILD_NUMBER = re.compile(r"^b(\d{3,5})$", re.I)
+LOOSE_BUILD = re.compile(r"^([0-9a-f]{6,40})\s*\(([^()]*)\)$")   # `137435ff (8!92)`
+# A column of differences between runs (`Δ`, `speedup`, `vs main`): no label of a row.
+DIFFERENCE = re.compile(r"\b(?:delta|diff|difference|change|improvement|speedup|gain|ratio"
+                        r"|regression|vs\.?)\b|Δ|^%$", re.I)
+
+
+def test_of(text: str) -> dict[str, int] | None:
+    """n_prompt / n_gen / n_depth of the test ``text`` names, None when it names none."""
+    match = TEST.search(cell_text(text))
+    if match is None:
+        return None
+    pp = match.group("pp")
+    return {"n_prompt": int(pp or 0), "n_gen": int(match.group("pptg") or match.group("tg") or 0),
+            "n_depth": int(match.group("depth") or 0)}
+
+
+def _rate(text: str, name: str = "") -> dict[str, Any] | None:
+    """avg_ts (and stddev_ts after `±`) of a cell; None when it holds no number at all (`—`,
+    `OOM`).  A half that holds digits but reads as no number (a garbled `1!88`) is left empty,
+    with its reason in ``_unread``."""
+    text = cell_text(text)
+    parts = re.split(r"\s*(?:±|\+/-|\+-)\s*", text)
+    out: dict[str, Any] = {}
+    for key, part in zip(("avg_ts", "stddev_ts"), parts[:2]):
+        value, _ = cell_number(part)
+        if value is not None:
+            out[key] = value
+        elif re.search(r"\d", part):
+            out.setdefault("_unread", []).append(
+                f"{cell_text(name) or 't/s'}: {part!r} is not a number: left empty")
+    if "avg_ts" not in out and "_unread" not in out:
+        return None
+    return out
+
+
+def _run_name(header: str) -> str:
+    return RATE.sub("", cell_text(header)).strip(" -:")
+
+
+def _named_backend(name: str) -> str | None:
+    """The backends ``name``'s words name (`llama.cpp Vulkan RADV`, `vLLM + ROCm`, `CUDA,BLAS`);
+    a word of a name or a path (`build-rpc-hip-v2`) names none."""
+    words = [BACKENDS.get(w.strip("()[]").lower()) for w in re.split(r"[\s+,/]+", name)]
+    return ",".join(dict.fromkeys(w for w in words if w)) or None
+
+
+def _label_values(name: str, cell: str) -> dict[str, Any]:
+    """What a label column's cell says of the row, by its header's words."""
+    text = cell_text(cell)
+    if not text or re.fullmatch(r"[-–—?]+", text):
+        return {}
+    header = cell_text(name)
+    field = COLUMN_FIELDS.get(header.lower())
+    if field is None:
+        field = next((f for pattern, f in LABEL_WORDS if pattern.match(header)), None)
+    if field == "model_type":
+        return {**model_parts(text), "model_type": text}
+    if field == "backends":     # (`Host (build-rpc-hip-v2)` names a host, not a backend)
+        return {"backends": _named_backend(text)} if _named_backend(text) \
+            else {"extra": {"backend": text}}
+    if field == "build":
+        match = BUILD_NUMBER.match(text) or LOOSE_BUILD.match(text)
+        if build_from(text) or match is None:
+            return build_from(text) or {"build_commit": text}
+        if match.re is BUILD_NUMBER:
+            return {"build_number": int(match.group(1))}
+        return {"build_commit": match.group(1), "_unread": [
+            f"{header}: {match.group(2)!r} is not a build number: left empty"]}
+    if field in ("model_size", "model_n_params"):
+        words = text.split()
+        factors = SIZE_FACTORS if field == "model_size" else COUNT_FACTORS
+        value, _ = cell_number(words[0]) if words else (None, None)
+        if len(words) == 2 and value is not None and words[1] in factors:
+            return {field: round(value * factors[words[1]])}
+        return {"extra": {snake_name(header): text}}
+    if field is not None and field in FIELDS and field not in ("id", "extra", "env"):
+        try:
+            return {field: typed(field, text)}
+        except ValueError:
+            pass
+    number, _ = cell_number(text)
+    return {"extra": {snake_name(header) or "label": number if number is not None else text}}
+
+
+def _results(t: Table) -> list[tuple[int, dict[str, Any]]] | None:
+    """(line index, values) of each result the table holds, None when it is no table of
+    llama-bench results."""
+    header = t.header
+    tests = {i: test_of(h) for i, h in enumerate(header)}
+    tests = {i: v for i, v in tests.items() if v is not None}
+    out: list[tuple[int, dict[str, Any]]] = []
+    if tests:                                           # tests as columns
+        for index, row in t.body:
+            labels = _labels(header, row, skip=set(tests))
+            for i, test in tests.items():
+                rate = _rate(row[i], header[i]) if i < len(row) else None
+                if rate is not None:
+                    out.append((index, _merged(labels, test, rate)))
+        return out or None
+    rates = [i for i, h in enumerate(header) if RATE.search(cell_text(h))]
+    test_column = next((i for i, h in enumerate(header) if cell_text(h).lower() == "test"), None)
+    first = [test_of(row[0]) if row else None for _, row in t.body]
+    if test_column is not None and rates:               # a test column, t/s columns
+        for index, row in t.body:
+            test = test_of(row[test_column]) if test_column < len(row) else None
+            if test is None:
+                continue
+            labels = _labels(header, row, skip={test_column, *rates})
+            for i in rates:
+                rate = _rate(row[i], header[i]) if i < len(row) else None
+                if rate is not None:
+                    out.append((index, _merged(labels, test, rate, _run(header[i], rates))))
+        return out or None
+    if first and all(first):                            # tests as rows, runs as columns
+        runs = [i for i in range(1, len(header))
+                if any(i < len(row) and _rate(row[i]) for _, row in t.body)]
+        for (index, row), test in zip(t.body, first):
+            for i in runs:
+                rate = _rate(row[i], header[i]) if i < len(row) else None
+                if rate is not None:
+                    out.append((index, _merged({}, test, rate, _run(header[i], runs))))
+        return out or None
+    return None
+
+
+def _run(header: str, columns: list[int]) -> dict[str, Any]:
+    """What a column of one run's results says of them (`vulkan t/s`): its label, and its
+    backend when it names one."""
+    name = _run_name(header)
+    if not name or len(columns) == 1 and not _named_backend(name):
+        return {}
+    if COMMIT.match(name):      # compare-llama-bench.py's `t/s 0c1e570`: a build per column
+        return {"label": name, "build_commit": name}
+    return {"label": name, **({"backends": b} if (b := _named_backend(name)) else {})}
+
+
+def _labels(header: list[str], row: list[str], skip: set[int]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for i, name in enumerate(header):
+        if i in skip or i >= len(row) or DIFFERENCE.search(cell_text(name)):
+            continue
+        found = _label_values(name, row[i])
+        extra = found.pop("extra", None)
+        values.setdefault("_unread", []).extend(found.pop("_unread", []))
+        values.update(found)
+        for key, value in (extra or {}).items():    # (a header twice: `Short` per group)
+            kept = values.setdefault("extra", {})
+            kept[next(k for n in range(1, len(header) + 2)
+                      if (k := key if n == 1 else f"{key}_{n}") not in kept)] = value
+    # The backend is the first cell that starts with one's name (`| Host | ROCm 6.4.2 |`),
+    # when the Backend column names none.
+    if values.get("backends") is None:
+        starts = (_named_backend(cell_text(c)) for i, c in enumerate(row) if i not in skip
+                  and cell_text(c) and _named_backend(cell_text(c).split()[0]))
+        values["backends"] = next(starts, None)
+    return values
+
+
+def _merged(labels: dict[str, Any], test: dict[str, int], rate: dict[str, float],
+            run: dict[str, Any] | None = None) -> dict[str, Any]:
+    values = {**labels, **(run or {}), **rate, **test,
+              "_unread": [*labels.get("_unread", []), *rate.get("_unread", [])]}
+    values["test"] = test_name(test["n_prompt"], test["n_gen"], test["n_depth"])
+    if "extra" in labels:
+        values["extra"] = dict(labels["extra"])
+    return values
+
+
+def resembles(lines: list[str]) -> bool:
+    """A table of llama-bench results retyped by hand (not llama-bench's own table)."""
+    if not lines or HEADER_RE.search(lines[0]):
+        return False
+    t = table(lines)
+    return t is not None and _results(t) is not None
+
+
+def build(block: Block) -> list[Parsed | Problem]:
+    t = table(block.lines)
+    found = _results(t) if t is not None else None
+    if not found:
+        return []
+    shared = {**run_context(block.context), "format": FORMAT.name}
+    out: list[Parsed | Problem] = []
+    for index, values in found:
+        line = block.line_start + index
+        raw = "\n".join([block.lines[0], block.lines[index]])
+        unread = values.pop("_unread", [])
+        fields = {k: v for k, v in shared.items() if k not in values}
+        try:
+            row = LlamaBenchResult(**fields, **values, line_start=line, line_end=line,
+                                   raw_text=raw)
+        except (ValidationError, ValueError) as exc:
+            reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+            out.append(Problem(line, reason, raw))
+            continue
+        warned = any(isinstance(item, Parsed) for item in out)
+        out.append(Parsed(row=row, warnings=[(line, reason) for reason in unread] + ([] if warned else [
+            (line, "a table retyped by hand, read as llama-bench results by its header words")])))
+    return out
+
+
+FORMAT = BlockFormat(
+    name="llama_retyped",
+    table="llama_bench_results",
+    description="llama-bench results retyped by hand as a markdown table (tests as columns, "
+                "t/s columns per run, or tests as rows): a result per test and run, matched "
+                "by its header words.",
+    upstream=("llama.cpp llama-bench results, retyped",),
+    markers=("|",),
+    # Never starts a block itself: the published table format hands it the tables it claims.
+    start=re.compile(r"(?!)"),
+    end=None,
+    max_lines=2_000,
+    build=build,
+    continues=lambda line: line.lstrip().startswith("|"),
+    restarts=False,
+    consumes=False,
+    cuts=False,
+    claims=resembles,
+)

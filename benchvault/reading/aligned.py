@@ -1,0 +1,69 @@
+"""A table aligned with spaces, read as the pipe table it stands for.
+
+Notes keep results as plain text tables, in a code fence or an indented block, their columns
+lined up with spaces and no pipes::
+
+    model                 attention      quant       size        pp512    tg128
+    Qwen3.6-35B-A3B       hybrid DN      Q4_K_XL   20.81 GiB     321.8     25.9
+
+The header names the columns: its cells are parted by two blanks or more (a cell may hold one:
+``hybrid DN``, ``20.81 GiB``).  A row's pieces (parted the same way) go to the column whose span
+(from its header's start to the next one's) they overlap most, so a value right-aligned under
+its header, or a label with a double blank inside (``int4  (AutoRound)``), still lands in its
+column.  :func:`pipe_lines` gives the pipe table (header, delimiter row, rows) that the table
+formats read.
+"""
+
+from __future__ import annotations
+
+import re
+
+GAP = re.compile(r"\S+(?: \S+)*")       # a cell: words parted by single blanks
+MIN_COLUMNS = 3
+
+
+def _cells(line: str) -> list[tuple[int, int, str]]:
+    return [(m.start(), m.end(), m.group(0)) for m in GAP.finditer(line.expandtabs())]
+
+
+def cells_of(line: str) -> list[str]:
+    """A line's pieces parted by two blanks or more."""
+    return [text for _, _, text in _cells(line)]
+
+
+def columns(header: str) -> list[tuple[int, str]] | None:
+    """(start, name) of each column the header names, None when it names too few."""
+    found = [(start, text) for start, _, text in _cells(header)]
+    return found if len(found) >= MIN_COLUMNS else None
+
+
+def row_cells(line: str, heads: list[tuple[int, str]]) -> list[str]:
+    """A row's cells, one per header column (empty where it has none)."""
+    out: list[list[str]] = [[] for _ in heads]
+    bounds = [start for start, _ in heads[1:]] + [10 ** 9]
+    for start, end, text in _cells(line):
+        overlap = [min(end, stop) - max(start, begin)
+                   for (begin, _), stop in zip(heads, bounds)]
+        # (a piece left of the first header goes to it; ties go left)
+        best = max(range(len(heads)), key=lambda i: (overlap[i], -i))
+        out[best if overlap[best] > 0 or start >= heads[0][0] else 0].append(text)
+    return ["  ".join(cell) for cell in out]
+
+
+def pipe_lines(lines: list[str]) -> list[str] | None:
+    """The pipe table ``lines`` (header first, then rows; blank lines skipped) stand for:
+    header, delimiter row, one line per row; None when they are no aligned table (too few
+    columns, or a row with more pieces than the header has columns)."""
+    heads = columns(lines[0]) if lines else None
+    if heads is None:
+        return None
+    rows = []
+    for line in lines[1:]:
+        if not line.strip():
+            rows.append("")
+            continue
+        if len(_cells(line)) > len(heads) + 2:
+            return None
+        rows.append("| " + " | ".join(row_cells(line, heads)) + " |")
+    names = [name for _, name in heads]
+    return ["| " + " | ".join(names) + " |", "|" + "---|" * len(names), *rows]
