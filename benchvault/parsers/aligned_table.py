@@ -23,7 +23,7 @@ from . import block_formats
 from .base import Block, BlockFormat, Parsed, Problem
 from ..reading.aligned import cells_of, columns, pipe_lines
 
-FIGURE = (r"(?<![A-Za-z])(?:pp\s?\d+|tg\s?\d+|t/s|tok/s|tokens?/s|TTFT|TPOT|ITL|E2EL?|req/s"
+FIGURE = (r"(?<![A-Za-z])(?:[Pp][Pp]\s?\d*|[Tt][Gg]\s?\d*|t/s|tok/s|tokens?/s|TTFT|TPOT|ITL|E2EL?|req/s"
           r"|[Ll]atency|[Tt]hroughput)(?![a-z])")
 # Three cells or more parted by two blanks, no pipes, no `Label: value` line.
 HEADER = re.compile(r"^(?=[^|:]*" + FIGURE + r")[ \t]*[^\s|>#`~-][^|\n]*?\S(?: {2,}|\t)\S[^|\n]*?"
@@ -71,7 +71,7 @@ FORMAT = BlockFormat(
     description="Results retyped as a plain-text table aligned with spaces (no pipes): read "
                 "by the table format that claims it by its header words.",
     upstream=("llama-bench / vllm bench serve / GuideLLM results, retyped as aligned text",),
-    markers=("pp", "tg", "t/s", "TTFT", "TPOT", "ITL", "E2E", "atency", "hroughput", "req/s"),
+    markers=("pp", "tg", "PP", "TG", "t/s", "TTFT", "TPOT", "ITL", "E2E", "atency", "hroughput", "req/s"),
     start=HEADER,
     end=None,
     max_lines=2_000,

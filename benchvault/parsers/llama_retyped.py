@@ -15,7 +15,9 @@ table of their own, in one of three shapes::
     | pp512   | 1,088 tok/s | 901 |                                  columns, named by them
 
 A test is named as llama-bench names it (``pp512``, ``tg128``, ``pp512+tg128``, ``@ d4096``), in
-a header or a first cell.  The other columns say what the result ran on, by llama-bench's own
+a header or a first cell; headers that name both kinds alone (``PP (t/s)``, ``TG (t/s)``) are
+sized by the ``-p`` / ``-n`` of the llama-bench command before the table, else the test is
+``pp`` / ``tg``.  The other columns say what the result ran on, by llama-bench's own
 markdown names (``model``, ``size``, ``backend``, ``ngl``, ``threads``...) or by their words
 (``quant`` → ``model_ftype``, ``build`` → ``build_commit``/``build_number``, ``GPU`` →
 ``gpu_info``); any other goes to ``extra`` by its snake name.  A column named after runs
@@ -69,6 +71,28 @@ LOOSE_BUILD = re.compile(r"^([0-9a-f]{6,40})\s*\(([^()]*)\)$")   # `137435ff (8!
 # A column of differences between runs (`Δ`, `speedup`, `vs main`): no label of a row.
 DIFFERENCE = re.compile(r"\b(?:delta|diff|difference|change|improvement|speedup|gain|ratio"
                         r"|regression|vs\.?)\b|Δ|^%$", re.I)
+
+
+# A header that names a test's kind but not its size (`PP (t/s)`, `tg`, `Prompt processing`):
+# the size is the command's `-p` / `-n`, when it gave one.
+BARE_TEST = re.compile(r"^(?:(?P<pp>pp|prompt processing|pp speed)|(?P<tg>tg|text generation"
+                       r"|tg speed))\b", re.I)
+SIZE_FLAG = {"pp": re.compile(r"(?:^|\s)(?:-p|--n-prompt)[\s=]+(\d+)(?=\s|$)"),
+             "tg": re.compile(r"(?:^|\s)(?:-n|--n-gen)[\s=]+(\d+)(?=\s|$)")}
+
+
+def bare_test(header: str, command: str | None) -> dict[str, int] | None:
+    """The test a header names by its kind alone, sized by the command when it can be."""
+    match = BARE_TEST.match(_run_name(header))
+    if match is None or _run_name(header).lower() not in ("pp", "tg", "prompt processing",
+                                                          "text generation", "pp speed",
+                                                          "tg speed"):
+        return None
+    kind = "pp" if match.group("pp") else "tg"
+    sized = SIZE_FLAG[kind].search(command or "")
+    size = int(sized.group(1)) if sized else None
+    return {"n_prompt": size if kind == "pp" else 0, "n_gen": size if kind == "tg" else 0,
+            "n_depth": 0, "kind": kind}
 
 
 def test_of(text: str) -> dict[str, int] | None:
@@ -149,12 +173,17 @@ def _label_values(name: str, cell: str) -> dict[str, Any]:
     return {"extra": {snake_name(header) or "label": number if number is not None else text}}
 
 
-def _results(t: Table) -> list[tuple[int, dict[str, Any]]] | None:
+def _results(t: Table, command: str | None = None) -> list[tuple[int, dict[str, Any]]] | None:
     """(line index, values) of each result the table holds, None when it is no table of
-    llama-bench results."""
+    llama-bench results.  ``command``: the llama-bench command before it (sizes `pp`)."""
     header = t.header
     tests = {i: test_of(h) for i, h in enumerate(header)}
     tests = {i: v for i, v in tests.items() if v is not None}
+    if not tests:       # `| GPU | PP (t/s) | TG (t/s) |`: both kinds, or it is no such table
+        bare = {i: bare_test(h, command) for i, h in enumerate(header)}
+        bare = {i: v for i, v in bare.items() if v is not None}
+        if {v["kind"] for v in bare.values()} == {"pp", "tg"}:
+            tests = {i: {k: x for k, x in v.items() if k != "kind"} for i, v in bare.items()}
     out: list[tuple[int, dict[str, Any]]] = []
     if tests:                                           # tests as columns
         for index, row in t.body:
@@ -227,15 +256,24 @@ def _merged(labels: dict[str, Any], test: dict[str, int], rate: dict[str, float]
             run: dict[str, Any] | None = None) -> dict[str, Any]:
     values = {**labels, **(run or {}), **rate, **test,
               "_unread": [*labels.get("_unread", []), *rate.get("_unread", [])]}
-    values["test"] = test_name(test["n_prompt"], test["n_gen"], test["n_depth"])
+    # (a size the table and the command leave unknown: the test is its kind, `pp` / `tg`)
+    values["test"] = test_name(test["n_prompt"], test["n_gen"], test["n_depth"]) \
+        if None not in (test["n_prompt"], test["n_gen"]) \
+        else ("pp" if test["n_prompt"] is None else "tg")
     if "extra" in labels:
         values["extra"] = dict(labels["extra"])
     return values
 
 
+# A serving latency in a header: the table is a serving result's (serving_retyped), even
+# with llama-bench-like `pp (t/s)` / `tg (t/s)` columns beside it.
+SERVING = re.compile(r"(?<![A-Za-z])(?:TTFT|TPOT|ITL|E2EL?)(?![A-Za-z])", re.I)
+
+
 def resembles(lines: list[str]) -> bool:
-    """A table of llama-bench results retyped by hand (not llama-bench's own table)."""
-    if not lines or HEADER_RE.search(lines[0]):
+    """A table of llama-bench results retyped by hand (not llama-bench's own table, nor a
+    serving result's)."""
+    if not lines or HEADER_RE.search(lines[0]) or SERVING.search(lines[0]):
         return False
     t = table(lines)
     return t is not None and _results(t) is not None
@@ -243,10 +281,10 @@ def resembles(lines: list[str]) -> bool:
 
 def build(block: Block) -> list[Parsed | Problem]:
     t = table(block.lines)
-    found = _results(t) if t is not None else None
+    shared = {**run_context(block.context), "format": FORMAT.name}
+    found = _results(t, shared.get("command")) if t is not None else None
     if not found:
         return []
-    shared = {**run_context(block.context), "format": FORMAT.name}
     out: list[Parsed | Problem] = []
     for index, values in found:
         line = block.line_start + index
