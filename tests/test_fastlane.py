@@ -164,3 +164,13 @@ def test_a_row_is_built_unvalidated_only_where_validation_checks_types_alone():
 
     assert fastlane._checks_only_types(EngineStat)
     assert not fastlane._checks_only_types(Checked)
+
+
+def test_the_lane_asks_whether_a_wide_line_goes_on_with_no_prefix_cuts():
+    # The lane asks of a terminal-wide stats line, with no collector's cuts at hand, whether
+    # the next line may be its wrapped end; then whether the two read as one record.
+    line = max(_stats_lines(), key=len)
+    prose = "Some prose about the setup, the drivers and why the numbers looked that way."
+    segmenter = Segmenter("server.log")
+    assert segmenter._goes_on([line], prose)
+    assert segmenter._best_reading([line, prose]) is None

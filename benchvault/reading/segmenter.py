@@ -510,7 +510,7 @@ class Segmenter:
         if len(pieces) >= MAX_WRAPPED_PIECES or not text.strip() or WRAP_BREAK.match(text) \
                 or is_capture_line(text):
             return False
-        if len(pieces) == 1 and len(pieces[0]) + cuts[0] < self._wrap_width() \
+        if len(pieces) == 1 and len(pieces[0]) + (cuts[0] if cuts else 0) < self._wrap_width() \
                 and self._known_line(pieces[0]) and not self._unfinished(pieces[0]):
             # A short record that reads whole goes on only where it was cut inside a token
             # (`Draft acceptance rate: 1` | `00.0%`), or where it reads on with ``text``.
