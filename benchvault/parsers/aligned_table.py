@@ -71,7 +71,10 @@ FORMAT = BlockFormat(
     description="Results retyped as a plain-text table aligned with spaces (no pipes): read "
                 "by the table format that claims it by its header words.",
     upstream=("llama-bench / vllm bench serve / GuideLLM results, retyped as aligned text",),
-    markers=("pp", "tg", "PP", "TG", "t/s", "TTFT", "TPOT", "ITL", "E2E", "atency", "hroughput", "req/s"),
+    # (a figure after the two blanks that part a header's cells: a note's `odd TTFT` or a
+    # stats line's `Swapped` holds none, and a server log is full of those)
+    markers=("  pp", "  PP", "  tg", "  TG", "  TTFT", "  TPOT", "  ITL", "  E2E", "  Latency",
+             "  latency", "  Throughput", "  throughput", "t/s", "req/s"),
     start=HEADER,
     end=None,
     max_lines=2_000,
