@@ -257,6 +257,8 @@ class Segmenter:
         self.lapsed = False
         self.block_open: Callable[[], bool] = lambda: False
         self.wrap_markers = tuple({m for f in self.line_formats for m in f.markers})
+        # (one search in C, not a loop over every marker: asked of every short line of a note)
+        self.wrap_marker_re = re.compile("|".join(map(re.escape, sorted(self.wrap_markers))))
         self.wrap_cuts: list[tuple[int, int, str]] = []   # wraps no joining reads
         # The longest line-format line read whole since the last fence or heading: a terminal
         # that printed it unwrapped is wider than any shorter line, which was not cut then.
@@ -433,9 +435,14 @@ class Segmenter:
         if len(text) + cut < self._wrap_width():
             # A word wrap leaves a record's log prefix alone when its first word is too long
             # to fit after it (`[2024-08-01 12:00:00] ` | `server_args=ServerArgs(...)`).
-            return self.pane is not None and self.pane.kind == "word" \
-                and BARE_LOG_PREFIX.match(text) is not None or self._unfinished(text) \
-                or self.markdown and (self._cut_before_known(text) or self._known_line(text))
+            if self.pane is not None and self.pane.kind == "word" \
+                    and BARE_LOG_PREFIX.match(text) is not None:
+                return True
+            # A record that stops mid-way, or in a note (where a web page may have wrapped it
+            # at any width) any record or a log line cut before its words: the next lines say.
+            if self._known_line(text):
+                return self.markdown or self._unfinished(text)
+            return self.markdown and self._cut_before_known(text)
         if any(m in text for m in self.wrap_markers) \
                 and any(f.matches(text) for f in self.line_formats):
             return True
@@ -526,7 +533,7 @@ class Segmenter:
     def _unfinished(self, text: str) -> bool:
         """A record a line format knows that stops mid-way: on a separator (`Running: 3 reqs,`)
         or where its grammar cannot read it to its end (`GPU KV`)."""
-        return any(f.matches(text) for f in self.line_formats) \
+        return self._known_line(text) \
             and (text.rstrip().endswith((",", ":")) or not self._reads(text, cleanly=False))
 
     def _ragged_goes_on(self, pieces: list[str], text: str) -> bool:
@@ -555,7 +562,9 @@ class Segmenter:
         return cost is not None and cost <= before
 
     def _known_line(self, text: str) -> bool:
-        return any(f.matches(text) for f in self.line_formats)
+        """A line format matches ``text`` (its markers first: the cheap test)."""
+        return self.wrap_marker_re.search(text) is not None \
+            and any(f.matches(text) for f in self.line_formats)
 
     def _cut_before_known(self, text: str) -> bool:
         """A log record, in a note, that may have been cut before the words a line format knows
