@@ -217,9 +217,15 @@ def per_field(text: str) -> str:
     return "\n".join(line.replace(", ", ",\n") for line in text.split("\n"))
 
 
+def paragraphs(text: str) -> str:
+    """Each piece of a wrap a paragraph of its own (a web page's `<p>`, copied): a blank line
+    after every line, the pieces of one record's too."""
+    return "\n\n".join(ragged(text, 5, False).split("\n"))
+
+
 RAGGED = {"word-1": lambda t: ragged(t, 1, False), "word-2": lambda t: ragged(t, 2, False),
           "anywhere-3": lambda t: ragged(t, 3, True), "anywhere-4": lambda t: ragged(t, 4, True),
-          "per-field": per_field}
+          "per-field": per_field, "paragraphs": paragraphs}
 
 
 @pytest.mark.parametrize("wrap", sorted(RAGGED))

@@ -66,6 +66,7 @@ WRAP_MIN_WIDTH = 80
 # much shorter than the widest line read whole may still be one.
 WRAP_WORD_SLACK = 20
 MAX_WRAPPED_PIECES = 8
+MAX_BLANKS_IN_RECORD = 2       # blank lines held between the pieces of a record cut mid-way
 # An end=None block with ``resumes`` holds at most this many lines not its own (a line typed
 # into the paste, a shell's job notice, blank lines) to see whether the block goes on after them.
 HELD_LINES = 3
@@ -312,6 +313,7 @@ class Segmenter:
         pending: tuple[int, int, str] | None = None   # a command or repr being joined
         piece = ""                                    # ...and its last line
         record: list | None = None     # [(line, text)...]: a record and what a wrap cut off it
+        blanks: list[tuple[int, str]] = []    # blank lines after a record that stops mid-way
         again: deque[tuple[int, str]] = deque()   # pieces a record did not take, read again
         source = iter(lines)
         skip = getattr(lines, "skip_inert", None)
@@ -332,7 +334,8 @@ class Segmenter:
                     if record is None:
                         break
                     yield from self._unwrap(record, again)
-                    record = None
+                    again.extend(blanks)
+                    record, blanks = None, []
                     continue
                 if self.cuts and record is None:
                     self.cuts.clear()
@@ -357,15 +360,22 @@ class Segmenter:
                         self.quoting.add(lineno)
                         continue
             if record is not None:
-                if self._goes_on([t for _, t in record], text,
-                                 self._cuts_of([*record, (lineno, text)])):
+                if not text.strip() and len(blanks) < MAX_BLANKS_IN_RECORD \
+                        and self._may_go_on_after_blank([t for _, t in record]):
+                    blanks.append((lineno, text))   # a web page's paragraph between pieces?
+                    continue
+                if self._ragged_goes_on([t for _, t in record], text) if blanks else \
+                        self._goes_on([t for _, t in record], text,
+                                      self._cuts_of([*record, (lineno, text)])):
                     record.append((lineno, text))
+                    blanks = []
                     continue
                 back: deque[tuple[int, str]] = deque()
                 yield from self._unwrap(record, back)
                 record = None
-                if back:    # those first, then this line, then what was to be read again
-                    again.extendleft(reversed([*back, (lineno, text)]))
+                if back or blanks:  # those first, then this line, then what was to be read again
+                    again.extendleft(reversed([*back, *blanks, (lineno, text)]))
+                    blanks = []
                     continue
             if pending is not None:
                 start, end, joined = pending
@@ -536,16 +546,31 @@ class Segmenter:
         return self._known_line(text) \
             and (text.rstrip().endswith((",", ":")) or not self._reads(text, cleanly=False))
 
+    def _may_go_on_after_blank(self, pieces: list[str]) -> bool:
+        """In a note, a blank line after the record ``pieces`` (one a line format knows, or a
+        log line cut before its words) may part it from its next piece: each piece a paragraph
+        of the web page it was copied from.  The next line then goes on with it only as a
+        record cut at no one width does (_ragged_goes_on)."""
+        if not self.markdown or len(pieces) >= MAX_WRAPPED_PIECES:
+            return False
+        so_far = joined(pieces, ragged_readings(pieces)[0]) if len(pieces) > 1 else pieces[0]
+        return self._known_line(so_far) or self._cut_before_known(so_far)
+
     def _ragged_goes_on(self, pieces: list[str], text: str) -> bool:
         """``text`` may go on the record ``pieces`` that no one pane cut (a web page's
         wrap, a line broken after each field): the record stops mid-way (or ``text`` goes on
         its last token: `Running: 3` | `2 reqs`), and ``text`` is no record or block of its
         own."""
+        if not text.strip() or WRAP_BREAK.match(text) or is_capture_line(text):
+            return False
         so_far = joined(pieces, ragged_readings(pieces)[0]) if len(pieces) > 1 else pieces[0]
-        known = any(f.matches(so_far) for f in self.line_formats)
+        known = self._known_line(so_far)
+        # (a piece that itself stops on a separator goes on, and the next one says more:
+        # _unwrap keeps the longest run of pieces that reads)
         return (self._unfinished(so_far) or known and cut_in_token(so_far, text)
                 or self.markdown and self._cut_before_known(so_far)
-                or known and self._reads_on(pieces, text)) \
+                or known and (self._reads_on(pieces, text)
+                              or text.rstrip().endswith((",", ":")))) \
             and not self._reads(text, cleanly=False) \
             and not any(f.starts(text) for f in self.formats)
 
