@@ -450,8 +450,8 @@ class Segmenter:
                 return True
             # A record that stops mid-way, or in a note (where a web page may have wrapped it
             # at any width) any record or a log line cut before its words: the next lines say.
-            if self._known_line(text):
-                return self.markdown or self._unfinished(text)
+            if self._known_line(text):      # (a command goes on only as commands do)
+                return self.markdown and not self._is_command(text) or self._unfinished(text)
             return self.markdown and self._cut_before_known(text)
         if any(m in text for m in self.wrap_markers) \
                 and any(f.matches(text) for f in self.line_formats):
@@ -531,7 +531,7 @@ class Segmenter:
                 and self._known_line(pieces[0]) and not self._unfinished(pieces[0]):
             # A short record that reads whole goes on only where it was cut inside a token
             # (`Draft acceptance rate: 1` | `00.0%`), or where it reads on with ``text``.
-            return not self._reads(text, cleanly=False) and (
+            return not self._reads(text, cleanly=False) and not self._is_command(text) and (
                 cut_in_token(pieces[0], text) or self._reads_on(pieces, text))
         if not readings([*pieces, text], self.widest_record, self.pane, cuts):
             return self._ragged_goes_on(pieces, text)
@@ -551,7 +551,7 @@ class Segmenter:
         log line cut before its words) may part it from its next piece: each piece a paragraph
         of the web page it was copied from.  The next line then goes on with it only as a
         record cut at no one width does (_ragged_goes_on)."""
-        if not self.markdown or len(pieces) >= MAX_WRAPPED_PIECES:
+        if not self.markdown or len(pieces) >= MAX_WRAPPED_PIECES or self._is_command(pieces[0]):
             return False
         so_far = joined(pieces, ragged_readings(pieces)[0]) if len(pieces) > 1 else pieces[0]
         return self._known_line(so_far) or self._cut_before_known(so_far)
@@ -561,7 +561,8 @@ class Segmenter:
         wrap, a line broken after each field): the record stops mid-way (or ``text`` goes on
         its last token: `Running: 3` | `2 reqs`), and ``text`` is no record or block of its
         own."""
-        if not text.strip() or WRAP_BREAK.match(text) or is_capture_line(text):
+        if not text.strip() or WRAP_BREAK.match(text) or is_capture_line(text) \
+                or self._is_command(text):
             return False
         so_far = joined(pieces, ragged_readings(pieces)[0]) if len(pieces) > 1 else pieces[0]
         known = self._known_line(so_far)
