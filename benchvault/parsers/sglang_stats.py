@@ -50,9 +50,18 @@ COLUMNS = {
     "accept rate": ("spec_accept_rate", 1.0),
     "#retracted-req": ("num_retracted_reqs", 1.0),
     "cuda graph": ("cuda_graph", 1.0),
+    # PD disaggregation's queues, named as its metrics name them (the line's kind says whether
+    # the prefill or the decode server printed it): `#unbootstrapped-req` was the prefill's
+    # `#prealloc-req`, `#transferring-req` its `#inflight-req`.
+    "#prealloc-req": ("num_prealloc_queue_reqs", 1.0),
+    "#unbootstrapped-req": ("num_prealloc_queue_reqs", 1.0),
+    "#transfer-req": ("num_transfer_queue_reqs", 1.0),
+    "#inflight-req": ("num_inflight_queue_reqs", 1.0),
+    "#transferring-req": ("num_inflight_queue_reqs", 1.0),
 }
 WHOLE = {"running", "waiting", "num_used_tokens", "num_new_seqs", "num_new_tokens",
-         "num_cached_tokens", "num_retracted_reqs"}
+         "num_cached_tokens", "num_retracted_reqs", "num_prealloc_queue_reqs",
+         "num_transfer_queue_reqs", "num_inflight_queue_reqs"}
 FLAGS = {"cuda_graph"}          # True / False
 
 # Where the message starts: the batch word after a blank, a bracket or a diff's `+`/`-` (not

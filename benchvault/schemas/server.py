@@ -242,5 +242,14 @@ class EngineStat(Provenance):
                                          "KV cache (`#retracted-req`).", "requests")
     cuda_graph: bool | None = col("SGLang batch: run by a captured CUDA graph (`cuda graph: "
                                   "True`).")
+    num_prealloc_queue_reqs: int | None = col(
+        "SGLang PD disaggregation: requests waiting for KV-cache memory to be allocated "
+        "(`#prealloc-req`; a prefill server's `#unbootstrapped-req` in 0.4.9).", "requests")
+    num_transfer_queue_reqs: int | None = col(
+        "SGLang PD decode server: requests whose KV cache is being received "
+        "(`#transfer-req`).", "requests")
+    num_inflight_queue_reqs: int | None = col(
+        "SGLang PD prefill server: requests whose KV cache is being sent (`#inflight-req`; "
+        "`#transferring-req` in 0.4.9).", "requests")
     extra: dict[str, Any] | None = col("Printed fields no column knows, by their label in "
                                        "snake_case (`cuda graph` → `cuda_graph`).")
