@@ -44,9 +44,10 @@ def row_cells(line: str, heads: list[tuple[int, str]]) -> list[str]:
     for start, end, text in _cells(line):
         overlap = [min(end, stop) - max(start, begin)
                    for (begin, _), stop in zip(heads, bounds)]
-        # (a piece left of the first header goes to it; ties go left)
+        # (a piece left of the first header overlaps it least badly, so goes to it; ties go
+        # left)
         best = max(range(len(heads)), key=lambda i: (overlap[i], -i))
-        out[best if overlap[best] > 0 or start >= heads[0][0] else 0].append(text)
+        out[best].append(text)
     return ["  ".join(cell) for cell in out]
 
 

@@ -24,7 +24,7 @@ from .fastlane import FastLane
 from .glyphs import GLYPHS, split_glyphs
 from .inlinecode import code_spans
 from .wrap import (WRAP_BREAK, Pane, at_edge, cut_in_token, joined, parted_flag, printed_widths,
-                   ragged_readings, readings)
+                   ragged_joined, ragged_readings, readings)
 from ..parsers.runcontext import LAUNCH_COMMANDS
 
 FENCE_RE = re.compile(r"^\s*(?:`{3,}|~{3,})")
@@ -451,10 +451,9 @@ class Segmenter:
             # A record that stops mid-way, or in a note (where a web page may have wrapped it
             # at any width) any record or a log line cut before its words: the next lines say.
             if self._known_line(text):      # (a command goes on only as commands do)
-                return self.markdown and not self._is_command(text) or self._unfinished(text)
+                return self.markdown and not self._is_command(text) or self._stops_mid_way(text)
             return self.markdown and self._cut_before_known(text)
-        if any(m in text for m in self.wrap_markers) \
-                and any(f.matches(text) for f in self.line_formats):
+        if self._known_line(text):
             return True
         return is_capture_line(LIST_MARKER_RE.sub("", text, count=1) if self.markdown else text)
 
@@ -528,23 +527,22 @@ class Segmenter:
                 or is_capture_line(text):
             return False
         if len(pieces) == 1 and len(pieces[0]) + (cuts[0] if cuts else 0) < self._wrap_width() \
-                and self._known_line(pieces[0]) and not self._unfinished(pieces[0]):
+                and self._known_line(pieces[0]) and not self._stops_mid_way(pieces[0]):
             # A short record that reads whole goes on only where it was cut inside a token
             # (`Draft acceptance rate: 1` | `00.0%`), or where it reads on with ``text``.
             return not self._reads(text, cleanly=False) and not self._is_command(text) and (
                 cut_in_token(pieces[0], text) or self._reads_on(pieces, text))
         if not readings([*pieces, text], self.widest_record, self.pane, cuts):
             return self._ragged_goes_on(pieces, text)
-        if any(fmt.matches(text) for fmt in self.line_formats) \
-                and not self._at_edge(pieces, text, cuts):
+        if self._known_line(text) and not self._at_edge(pieces, text, cuts):
             return False        # a record's own line, after one no pane cut
         return not (self.start_hint.search(text) and any(f.starts(text) for f in self.formats))
 
-    def _unfinished(self, text: str) -> bool:
-        """A record a line format knows that stops mid-way: on a separator (`Running: 3 reqs,`)
-        or where its grammar cannot read it to its end (`GPU KV`)."""
-        return self._known_line(text) \
-            and (text.rstrip().endswith((",", ":")) or not self._reads(text, cleanly=False))
+    def _stops_mid_way(self, text: str) -> bool:
+        """A record (one a line format knows: the caller's test) that stops mid-way: on a
+        separator (`Running: 3 reqs,`) or where its grammar cannot read it to its end
+        (`GPU KV`)."""
+        return text.rstrip().endswith((",", ":")) or not self._reads(text, cleanly=False)
 
     def _may_go_on_after_blank(self, pieces: list[str]) -> bool:
         """In a note, a blank line after the record ``pieces`` (one a line format knows, or a
@@ -553,7 +551,7 @@ class Segmenter:
         record cut at no one width does (_ragged_goes_on)."""
         if not self.markdown or len(pieces) >= MAX_WRAPPED_PIECES or self._is_command(pieces[0]):
             return False
-        so_far = joined(pieces, ragged_readings(pieces)[0]) if len(pieces) > 1 else pieces[0]
+        so_far = ragged_joined(pieces)
         return self._known_line(so_far) or self._cut_before_known(so_far)
 
     def _ragged_goes_on(self, pieces: list[str], text: str) -> bool:
@@ -564,14 +562,13 @@ class Segmenter:
         if not text.strip() or WRAP_BREAK.match(text) or is_capture_line(text) \
                 or self._is_command(text):
             return False
-        so_far = joined(pieces, ragged_readings(pieces)[0]) if len(pieces) > 1 else pieces[0]
+        so_far = ragged_joined(pieces)
         known = self._known_line(so_far)
         # (a piece that itself stops on a separator goes on, and the next one says more:
         # _unwrap keeps the longest run of pieces that reads)
-        return (self._unfinished(so_far) or known and cut_in_token(so_far, text)
-                or self.markdown and self._cut_before_known(so_far)
-                or known and (self._reads_on(pieces, text)
-                              or text.rstrip().endswith((",", ":")))) \
+        return (known and (self._stops_mid_way(so_far) or cut_in_token(so_far, text)
+                           or text.rstrip().endswith((",", ":")) or self._reads_on(pieces, text))
+                or self.markdown and self._cut_before_known(so_far)) \
             and not self._reads(text, cleanly=False) \
             and not any(f.starts(text) for f in self.formats)
 
@@ -579,8 +576,7 @@ class Segmenter:
         """The record ``pieces`` reads on with ``text`` as cleanly as without it, knowing no
         fewer labels (`... Waiting: 0` | `reqs, GPU KV cache usage: 15.3%`): a line of prose
         after it reads on with nothing."""
-        before = self._reading_cost(joined(pieces, ragged_readings(pieces)[0])
-                                    if len(pieces) > 1 else pieces[0])
+        before = self._reading_cost(ragged_joined(pieces))
         after = self._best_reading([*pieces, text])
         if before is None or after is None or after[0]:
             return False

@@ -130,10 +130,15 @@ def ragged_readings(pieces: list[str]) -> list[list[str]]:
     it was made at; then every joint a space, then every joint nothing."""
     if len(pieces) < 2 or not all(p.strip() for p in pieces):
         return []
-    likeliest = ["" if cut_in_token(left.rstrip(), right.lstrip()) and not left[-1:].isspace()
-                 and not right[:1].isspace() else " " for left, right in zip(pieces, pieces[1:])]
+    likeliest = ["" if not left[-1:].isspace() and not right[:1].isspace()
+                 and cut_in_token(left, right) else " " for left, right in zip(pieces, pieces[1:])]
     found = [likeliest, [" "] * len(likeliest), [""] * len(likeliest)]
     return [j for i, j in enumerate(found) if j not in found[:i]]
+
+
+def ragged_joined(pieces: list[str]) -> str:
+    """The line ``pieces`` likeliest were, cut at no one width (one piece: itself)."""
+    return joined(pieces, ragged_readings(pieces)[0]) if len(pieces) > 1 else pieces[0]
 
 
 def cut_in_token(left: str, right: str) -> bool:
@@ -198,7 +203,7 @@ def pane_of(head: bytes) -> Pane | None:
     widest = max(len(r) for _, _, r in pairs)
     cut = [r for _, b, r in pairs if piece(b)]
     # (the width most of them share: a line a glitch spliced onto another is wider)
-    width = max(Counter(map(len, cut)).most_common(), key=lambda c: (c[1], c[0]), default=(0, 0))[0]
+    width = max(Counter(map(len, cut)).items(), key=lambda c: (c[1], c[0]), default=(0, 0))[0]
     at_width = [r for r in cut if len(r) == width]
     if len(cut) >= 3 and 3 * len(at_width) >= 2 * len(cut) \
             and 2 * sum(r[-1].isspace() for r in at_width) <= len(at_width):
