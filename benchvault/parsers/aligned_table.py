@@ -18,10 +18,12 @@ numbers is too common (a process list, a file listing) to keep as published resu
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from . import block_formats
 from .base import Block, BlockFormat, Parsed, Problem
 from ..reading.aligned import cells_of, columns, pipe_lines
+from ..reading.tablecells import claiming_format
 
 FIGURE = (r"(?<![A-Za-z])(?:[Pp][Pp]\s?\d*|[Tt][Gg]\s?\d*|t/s|tok/s|tokens?/s|TTFT|TPOT|ITL|E2EL?|req/s"
           r"|[Ll]atency|[Tt]hroughput)(?![a-z])")
@@ -55,14 +57,13 @@ def build(block: Block) -> list[Parsed | Problem]:
                                           for i, line in enumerate(rows, 1))])
     if pipes is None:
         return []
-    for fmt in block_formats():
-        if fmt is not FORMAT and fmt.claims is not None and fmt.claims(pipes):
-            # (the delimiter row stands one line above the header, so each row keeps its line)
-            out = fmt.build(Block(fmt, pipes, block.line_start - 1, block.line_end,
-                                  block.complete, block.context))
-            return [*out, *(Problem(block.line_start + i, "a line inside the table that is "
-                                    "no row of it: skipped", block.lines[i]) for i in foreign)]
-    return []
+    fmt = claiming_format(pipes, FORMAT, block_formats())
+    if fmt is None:
+        return []
+    # (the delimiter row stands one line above the header, so each row keeps its line)
+    out = fmt.build(replace(block, format=fmt, lines=pipes, line_start=block.line_start - 1))
+    return [*out, *(Problem(block.line_start + i, "a line inside the table that is no row of "
+                            "it: skipped", block.lines[i]) for i in foreign)]
 
 
 FORMAT = BlockFormat(

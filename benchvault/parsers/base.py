@@ -182,6 +182,18 @@ class BlockFormat:
         return False
 
 
+
+def claimed_table(name: str, table: str, description: str, upstream: tuple[str, ...],
+                  build: Callable[[Block], "Parsed | list[Parsed | Problem]"],
+                  claims: Callable[[list[str]], bool]) -> BlockFormat:
+    """A format of pipe tables retyped by hand that starts no block itself: the table formats
+    (``published_markdown``, ``llama_bench``, ``aligned_table``) hand it the tables it
+    ``claims``, and it leaves the context around them to the next block."""
+    return BlockFormat(name=name, table=table, description=description, upstream=upstream,
+                       markers=("|",), start=re.compile(r"(?!)"), end=None, max_lines=2_000,
+                       build=build, continues=lambda line: line.lstrip().startswith("|"),
+                       restarts=False, consumes=False, cuts=False, claims=claims)
+
 @dataclass
 class Facts:
     """Part of a record that many lines assemble (a server launch); ingest merges them.

@@ -36,7 +36,7 @@ else they are a warning.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass, field as dc_field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -44,7 +44,9 @@ from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import LarkError, UnexpectedInput
 from pydantic import ValidationError
 
+from . import block_formats
 from ..schemas.llama_bench import LlamaBenchResult
+from ..reading.tablecells import claiming_format
 from ..reading.brackets import nesting
 from .base import Block, BlockFormat, BlockParseError, Context, Parsed, Problem, half_unit
 from .grammar import finite
@@ -611,12 +613,9 @@ def build(block: Block) -> list[Parsed | Problem]:
     if not any(t.header is not None and "t/s" in (h.lower() for h in t.header) for t in found):
         # A header with no `t/s` column (`| vulkan t/s | cpu t/s |`): llama-bench's table,
         # retyped; the format that claims it reads it.
-        from . import block_formats     # (the registry, which imports every format)
-        other = next((f for f in block_formats() if f is not FORMAT and f.claims is not None
-                      and f.claims(block.lines)), None)
+        other = claiming_format(block.lines, FORMAT, block_formats())
         if other is not None:
-            return other.build(Block(other, block.lines, block.line_start, block.line_end,
-                                     block.complete, block.context))
+            return other.build(replace(block, format=other))
     context = run_context(block.context)
     out: list[Parsed | Problem] = list(problems)
     for table in found:

@@ -34,9 +34,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..reading.tablecells import Table, cell_number, cell_text, table
+from ..reading.tablecells import DIFFERENCE, Table, cell_number, cell_text, table
 from ..schemas.llama_bench import LlamaBenchResult
-from .base import Block, BlockFormat, Parsed, Problem
+from .base import Block, Parsed, Problem, claimed_table
 from .grammar import snake_name
 from .llama_bench import (COLUMN_FIELDS, FIELDS, HEADER_RE, SIZE_FACTORS, COUNT_FACTORS,
                           build_from, model_parts, run_context, test_name, typed)
@@ -68,31 +68,23 @@ LABEL_WORDS = (
 COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
 BUILD_NUMBER = re.compile(r"^b(\d{3,5})$", re.I)
 LOOSE_BUILD = re.compile(r"^([0-9a-f]{6,40})\s*\(([^()]*)\)$")   # `137435ff (8!92)`
-# A column of differences between runs (`Δ`, `speedup`, `vs main`): no label of a row.
-DIFFERENCE = re.compile(r"\b(?:delta|diff|difference|change|improvement|speedup|gain|ratio"
-                        r"|regression|vs\.?)\b|Δ|^%$", re.I)
 
 
 # A header that names a test's kind but not its size (`PP (t/s)`, `tg`, `Prompt processing`):
 # the size is the command's `-p` / `-n`, when it gave one.
-BARE_TEST = re.compile(r"^(?:(?P<pp>pp|prompt processing|pp speed)|(?P<tg>tg|text generation"
-                       r"|tg speed))\b", re.I)
+BARE_TESTS = {"pp": "pp", "prompt processing": "pp", "pp speed": "pp",
+              "tg": "tg", "text generation": "tg", "tg speed": "tg"}
 SIZE_FLAG = {"pp": re.compile(r"(?:^|\s)(?:-p|--n-prompt)[\s=]+(\d+)(?=\s|$)"),
              "tg": re.compile(r"(?:^|\s)(?:-n|--n-gen)[\s=]+(\d+)(?=\s|$)")}
 
 
-def bare_test(header: str, command: str | None) -> dict[str, int] | None:
-    """The test a header names by its kind alone, sized by the command when it can be."""
-    match = BARE_TEST.match(_run_name(header))
-    if match is None or _run_name(header).lower() not in ("pp", "tg", "prompt processing",
-                                                          "text generation", "pp speed",
-                                                          "tg speed"):
-        return None
-    kind = "pp" if match.group("pp") else "tg"
+def bare_test(kind: str, command: str | None) -> dict[str, int | None]:
+    """The test of a ``kind`` (`pp`, `tg`) a header names alone, sized by the command when it
+    can be (else its size is None)."""
     sized = SIZE_FLAG[kind].search(command or "")
     size = int(sized.group(1)) if sized else None
     return {"n_prompt": size if kind == "pp" else 0, "n_gen": size if kind == "tg" else 0,
-            "n_depth": 0, "kind": kind}
+            "n_depth": 0}
 
 
 def test_of(text: str) -> dict[str, int] | None:
@@ -124,6 +116,11 @@ def _rate(text: str, name: str = "") -> dict[str, Any] | None:
     return out
 
 
+def _rate_at(row: list[str], header: list[str], i: int) -> dict[str, Any] | None:
+    """The rate of a row's ``i``-th cell (None where the row is short of it)."""
+    return _rate(row[i], header[i]) if i < len(row) else None
+
+
 def _run_name(header: str) -> str:
     return RATE.sub("", cell_text(header)).strip(" -:")
 
@@ -150,13 +147,14 @@ def _label_values(name: str, cell: str) -> dict[str, Any]:
         return {"backends": _named_backend(text)} if _named_backend(text) \
             else {"extra": {"backend": text}}
     if field == "build":
-        match = BUILD_NUMBER.match(text) or LOOSE_BUILD.match(text)
-        if build_from(text) or match is None:
-            return build_from(text) or {"build_commit": text}
-        if match.re is BUILD_NUMBER:
-            return {"build_number": int(match.group(1))}
-        return {"build_commit": match.group(1), "_unread": [
-            f"{header}: {match.group(2)!r} is not a build number: left empty"]}
+        if built := build_from(text):
+            return built
+        if short := BUILD_NUMBER.match(text):
+            return {"build_number": int(short.group(1))}
+        if loose := LOOSE_BUILD.match(text):
+            return {"build_commit": loose.group(1), "_unread": [
+                f"{header}: {loose.group(2)!r} is not a build number: left empty"]}
+        return {"build_commit": text}
     if field in ("model_size", "model_n_params"):
         words = text.split()
         factors = SIZE_FACTORS if field == "model_size" else COUNT_FACTORS
@@ -180,16 +178,16 @@ def _results(t: Table, command: str | None = None) -> list[tuple[int, dict[str, 
     tests = {i: test_of(h) for i, h in enumerate(header)}
     tests = {i: v for i, v in tests.items() if v is not None}
     if not tests:       # `| GPU | PP (t/s) | TG (t/s) |`: both kinds, or it is no such table
-        bare = {i: bare_test(h, command) for i, h in enumerate(header)}
-        bare = {i: v for i, v in bare.items() if v is not None}
-        if {v["kind"] for v in bare.values()} == {"pp", "tg"}:
-            tests = {i: {k: x for k, x in v.items() if k != "kind"} for i, v in bare.items()}
+        kinds = {i: BARE_TESTS.get(_run_name(h).lower()) for i, h in enumerate(header)}
+        kinds = {i: kind for i, kind in kinds.items() if kind}
+        if set(kinds.values()) == {"pp", "tg"}:
+            tests = {i: bare_test(kind, command) for i, kind in kinds.items()}
     out: list[tuple[int, dict[str, Any]]] = []
     if tests:                                           # tests as columns
         for index, row in t.body:
             labels = _labels(header, row, skip=set(tests))
             for i, test in tests.items():
-                rate = _rate(row[i], header[i]) if i < len(row) else None
+                rate = _rate_at(row, header, i)
                 if rate is not None:
                     out.append((index, _merged(labels, test, rate)))
         return out or None
@@ -203,16 +201,16 @@ def _results(t: Table, command: str | None = None) -> list[tuple[int, dict[str, 
                 continue
             labels = _labels(header, row, skip={test_column, *rates})
             for i in rates:
-                rate = _rate(row[i], header[i]) if i < len(row) else None
+                rate = _rate_at(row, header, i)
                 if rate is not None:
                     out.append((index, _merged(labels, test, rate, _run(header[i], rates))))
         return out or None
     if first and all(first):                            # tests as rows, runs as columns
         runs = [i for i in range(1, len(header))
-                if any(i < len(row) and _rate(row[i]) for _, row in t.body)]
+                if any(_rate_at(row, header, i) for _, row in t.body)]
         for (index, row), test in zip(t.body, first):
             for i in runs:
-                rate = _rate(row[i], header[i]) if i < len(row) else None
+                rate = _rate_at(row, header, i)
                 if rate is not None:
                     out.append((index, _merged({}, test, rate, _run(header[i], runs))))
         return out or None
@@ -298,28 +296,21 @@ def build(block: Block) -> list[Parsed | Problem]:
             reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
             out.append(Problem(line, reason, raw))
             continue
-        warned = any(isinstance(item, Parsed) for item in out)
-        out.append(Parsed(row=row, warnings=[(line, reason) for reason in unread] + ([] if warned else [
-            (line, "a table retyped by hand, read as llama-bench results by its header words")])))
+        warnings = [(line, reason) for reason in unread]
+        if not any(isinstance(item, Parsed) for item in out):   # (one for the table)
+            warnings.append((line, "a table retyped by hand, read as llama-bench results by "
+                                   "its header words"))
+        out.append(Parsed(row=row, warnings=warnings))
     return out
 
 
-FORMAT = BlockFormat(
+FORMAT = claimed_table(
     name="llama_retyped",
     table="llama_bench_results",
     description="llama-bench results retyped by hand as a markdown table (tests as columns, "
                 "t/s columns per run, or tests as rows): a result per test and run, matched "
                 "by its header words.",
     upstream=("llama.cpp llama-bench results, retyped",),
-    markers=("|",),
-    # Never starts a block itself: the published table format hands it the tables it claims.
-    start=re.compile(r"(?!)"),
-    end=None,
-    max_lines=2_000,
     build=build,
-    continues=lambda line: line.lstrip().startswith("|"),
-    restarts=False,
-    consumes=False,
-    cuts=False,
     claims=resembles,
 )

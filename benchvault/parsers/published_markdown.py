@@ -18,6 +18,7 @@ gives cells (vLLM, Duration (s), 1295.40, s), (vLLM, Req/s, 0.05, req/s), ... ca
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import lru_cache
 
 from lark import Lark, Transformer
@@ -74,8 +75,7 @@ def build(block: Block) -> list[Parsed | Problem]:
     other = claimed_by_other_format(block.lines, FORMAT, block_formats())
     if other is not None:
         # Read by the format that claims the whole table, or left to the one that starts it.
-        return other.build(Block(other, block.lines, block.line_start, block.line_end,
-                                 block.complete, block.context)) if other.claims else []
+        return other.build(replace(block, format=other)) if other.claims else []
     return read_table(block)
 
 

@@ -34,10 +34,10 @@ from typing import Any
 
 import os
 
-from ..reading.tablecells import Table, cell_number, cell_text, cells, table
+from ..reading.tablecells import DIFFERENCE, Table, cell_number, cell_text, cells, table
 from ..schemas.models import LatencyStat, ServingRun, fields_of
 from . import published_markdown
-from .base import Block, BlockFormat, Parsed, Problem, half_unit
+from .base import Block, Parsed, Problem, claimed_table, half_unit
 from .grammar import snake_name
 from .runcontext import engine_named_in, infer_engine
 from .vocabulary import load
@@ -78,9 +78,6 @@ SETTINGS = (
 TEXT_COLUMNS = {"model": "model", "model/quant": "model", "model name": "model"}
 # A setting's cell may name itself: `c=16`, `bs = 8`.
 NAMED_CELL = re.compile(r"^[A-Za-z_]+\s*[=:]\s*(?=[\d.])")
-# A column of differences between runs: no run of its own.
-DIFFERENCE = re.compile(r"\b(?:delta|diff|difference|change|improvement|impr|speedup|gain"
-                        r"|ratio|regression|vs\.?)\b|Δ|^%$", re.I)
 # A cell that says "no value" on purpose.
 NO_VALUE = re.compile(r"[-–—?.…/\s]*|n/?a|none|null|not set|oom|timeout|failed|err(?:or)?|tbd",
                       re.I)
@@ -409,21 +406,12 @@ def build(block: Block) -> list[Parsed | Problem]:
     return out
 
 
-FORMAT = BlockFormat(
+FORMAT = claimed_table(
     name="serving_retyped",
     table="serving_runs",
     description="A vLLM / SGLang serving result retyped by hand as a markdown table (metrics "
                 "as rows or as columns): a serving run per run, matched by its header words.",
     upstream=("vllm bench serve / sglang.bench_serving results, retyped",),
-    markers=("|",),
-    # Never starts a block itself: the published table format hands it the tables it claims.
-    start=re.compile(r"(?!)"),
-    end=None,
-    max_lines=2_000,
     build=build,
-    continues=lambda line: line.lstrip().startswith("|"),
-    restarts=False,
-    consumes=False,
-    cuts=False,
     claims=resembles,
 )

@@ -34,6 +34,9 @@ HEADER_UNITS = (
     (re.compile(r"%|\bpercent\b", re.I), "%"),
 )
 SPACES_RE = re.compile(r"\s+")
+# A column of differences between runs (`Δ`, `Speedup`, `vs main`): no run, nor a label of one.
+DIFFERENCE = re.compile(r"\b(?:delta|diff|difference|change|improvement|impr|speedup|gain"
+                        r"|ratio|regression|vs\.?)\b|Δ|^%$", re.I)
 # A delimiter row (`|---|:--:|`) or a line of only borders.
 SEPARATOR = re.compile(r"^[\s|:+=-]*$")
 
@@ -94,6 +97,13 @@ def table_rows(block: Block, fmt: str, header: list[str], body: list[list[str]],
                            section=context.section_text, label=context.label_or_heading,
                            tags=context.tags or None)
     return [Parsed(row=table, children=cells)]
+
+
+def claiming_format(lines: list[str], me: object, formats: Iterable[object]) -> object | None:
+    """The format other than ``me`` that claims the table of ``lines`` by what it holds (a
+    table retyped by hand), None when none does."""
+    return next((f for f in formats if f is not me and getattr(f, "claims", None) is not None
+                 and f.claims(lines)), None)
 
 
 def claimed_by_other_format(lines: list[str], me: object, formats: Iterable[object]
