@@ -68,7 +68,8 @@ def build(block: Block) -> list[Parsed | Problem]:
 
 FORMAT = BlockFormat(
     name="aligned_table",
-    table="published_results",
+    # (it writes no table of its own: the rows are the claiming format's)
+    table="llama_bench_results, serving_runs",
     description="Results retyped as a plain-text table aligned with spaces (no pipes): read "
                 "by the table format that claims it by its header words.",
     upstream=("llama-bench / vllm bench serve / GuideLLM results, retyped as aligned text",),
