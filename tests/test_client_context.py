@@ -4,6 +4,7 @@ commands run through a wrapper (`docker exec NAME`, `kubectl exec POD --`, `srun
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -176,3 +177,37 @@ def test_docker_exec_command_gives_the_run_its_arguments(tmp_path):
     assert (run["backend"], run["endpoint"], run["port"], run["num_prompts"],
             run["dataset_name"], run["completed"]) == (
         "openai-chat", "/v1/chat/completions", 8100, 200, "random", 200)
+
+
+# -- 3. a plan's command: the run command of a section with no result of its own ------------
+PR_NOTE = (Path(__file__).parent.parent / "fixtures" / "vllm_serving"
+           / "real-pr26478-test-plan-then-test-result.md").read_text()
+RESULT = PR_NOTE[PR_NOTE.index("```shell\n====="):]
+
+
+def result(duration: str) -> str:
+    """The PR's result block, as another run (one run seen twice is one run)."""
+    return RESULT.replace("23.73", duration)
+
+
+def _commands(tmp_path, note: str) -> list[tuple[str | None, str | None]]:
+    path = tmp_path / "note.md"
+    path.write_text(note)
+    ingest_into(tmp_path / "w.db", path)
+    return [(r["label"], r["dataset_path"]) for r in rows(
+        tmp_path / "w.db", "SELECT label, dataset_path FROM serving_runs ORDER BY line_start")]
+
+
+def test_a_plan_sections_command_reaches_the_results_beside_it_until_their_parent_ends(tmp_path):
+    note = PR_NOTE.replace("## Test Result", "## Test Result\n### first") \
+        + "\n### second\n" + result("24.10") + "\n## Later\n" + result("25.20") \
+        + "\n# Another note\n" + result("26.30")
+    assert _commands(tmp_path, note) == [
+        ("first", "philschmid/mt-bench"), ("second", "philschmid/mt-bench"),
+        ("Later", "philschmid/mt-bench"), ("Another note", None)]
+
+
+def test_a_command_its_own_section_ran_is_not_the_next_sections(tmp_path):
+    ran = PR_NOTE.replace("## Test Result\n", "")
+    assert _commands(tmp_path, ran + "\n## Other run\n" + result("24.10")) == [
+        ("Test Plan", "philschmid/mt-bench"), ("Other run", None)]

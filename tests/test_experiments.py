@@ -217,7 +217,7 @@ def test_report_all_on_the_seed_notes_is_one_table_per_experiment(tmp_path):
     # Groups come in the order of their titles, whatever order the notes were ingested in.
     assert titles == ["Concurrency sweep: deepseek-v3 · H100 · sharegpt",
                       "Concurrency sweep: llama-2-7b · Strix Halo · sharegpt",
-                      "Concurrency sweep: llama-3.1-70b · MI300X"]
+                      "Concurrency sweep: llama-3.1-70b · MI300X · sharegpt"]
     tables = {t.split(": ", 1)[1].split(" · ")[0]: markdown_rows(s)
               for t, s in zip(titles, sections)}
     # What varies leads each table; the rest is said once above it.

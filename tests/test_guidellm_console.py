@@ -101,14 +101,16 @@ def test_mean_std_cells_keep_the_mean_and_the_std(tmp_path):
     ingest_into(db, CONSOLE / "derived-guidellm-current-mean-std-cells.md")
     stats = {(r["metric"], r["stat"]): r["value_ms"] for r in rows(
         db, "SELECT metric, stat, value_ms FROM latency_stats WHERE run_id = 1")}
-    # `0.4 ± 0.004` under Request Latency / Sec / Mean
-    assert stats[("e2el", "mean")] == 400.0 and stats[("e2el", "std")] == 4.0
-    assert stats[("ttfot", "mean")] == 22.7 and stats[("ttfot", "std")] == 1.3
+    # `0.4 ± 0.004` under Request Latency / Sec / Mean: the mean and its margin (GuideLLM
+    # 0.8's `_format_mean_with_margin`: half its confidence interval), no std
+    assert stats[("e2el", "mean")] == 400.0 and ("e2el", "std") not in stats
+    assert stats[("ttfot", "mean")] == 22.7 and ("ttfot", "std") not in stats
     assert ("tpot", "std") not in stats            # a plain cell has no std
     extra = json.loads(rows(db, "SELECT extra FROM serving_runs WHERE id = 1")[0]["extra"])
-    assert extra["requests_per_second_std"] == 0.1
+    assert extra["e2el_mean_ci_margin_ms"] == 4.0 and extra["ttfot_mean_ci_margin_ms"] == 1.3
+    assert extra["requests_per_second_std"] == 0.1          # under `Mean ± Std`: a std
     assert extra["text_input_tokens_per_second_mean"] == 639.8
-    assert extra["text_input_tokens_per_second_std"] == 3.1
+    assert extra["text_input_tokens_per_second_mean_ci_margin"] == 3.1
 
 
 def test_an_unexpected_cell_costs_that_cell_only(tmp_path):
@@ -120,7 +122,8 @@ def test_an_unexpected_cell_costs_that_cell_only(tmp_path):
         assert [r["label"] for r in got] == ["synchronous", "concurrent"]
         assert got[0]["mean_e2el_ms"] is None and got[0]["p95_e2el_ms"] == 500.0
         assert got[0]["mean_ttft_ms"] == 21.0
-        assert got[1]["mean_e2el_ms"] == 900.0 and got[1]["std_e2el_ms"] == 11.0
+        assert got[1]["mean_e2el_ms"] == 900.0 and got[1]["std_e2el_ms"] is None
+        assert json.loads(got[1]["extra"])["e2el_mean_ci_margin_ms"] == 11.0
         [(line, reason)] = _warnings(db)
         assert line == 7 and f"cannot read {' '.join(cell.split())!r}" in reason
         assert "Request Latency / Sec / Mean" in reason

@@ -152,7 +152,7 @@ def test_repository_readme_regions_are_current(tmp_path):
     charts = Path("docs") / "charts"
     expected = {charts / f"{name}.{ext}" for ext in ("png", "svg") for name in (
         "strix-sweep-throughput", "slo-deepseek-deepseek-v3-h100-sharegpt",
-        "pareto-mi300x-llama-3-1-70b-mi300x", "trend-llama-cpp-llama-b-amd-epyc")}
+        "pareto-mi300x-llama-3-1-70b-mi300x-sharegpt", "trend-llama-cpp-llama-b-amd-epyc")}
     assert expected <= linked
     drawn = {p.relative_to(work) for p in work.rglob("*")
              if p.is_file() and p.suffix in (".png", ".svg") and "fixtures" not in p.parts}

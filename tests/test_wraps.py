@@ -8,6 +8,7 @@ as printed.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import textwrap
 
@@ -217,6 +218,17 @@ def per_field(text: str) -> str:
     return "\n".join(line.replace(", ", ",\n") for line in text.split("\n"))
 
 
+def per_field_bare(text: str) -> str:
+    """A record written out a field per line, its separators left off (`Running: 4 reqs`)."""
+    return "\n".join(re.sub(r", (?=[A-Z#][^,:]{0,40}:)", "\n", line) for line in text.split("\n"))
+
+
+def remarked(text: str) -> str:
+    """Each field of it with the writer's remark after it (`Running: 4 reqs    # peak`)."""
+    return "\n".join(line + "    # 注: " + str(n) if line.strip() else line
+                     for n, line in enumerate(per_field_bare(text).split("\n")))
+
+
 def paragraphs(text: str) -> str:
     """Each piece of a wrap a paragraph of its own (a web page's `<p>`, copied): a blank line
     after every line, the pieces of one record's too."""
@@ -225,7 +237,8 @@ def paragraphs(text: str) -> str:
 
 RAGGED = {"word-1": lambda t: ragged(t, 1, False), "word-2": lambda t: ragged(t, 2, False),
           "anywhere-3": lambda t: ragged(t, 3, True), "anywhere-4": lambda t: ragged(t, 4, True),
-          "per-field": per_field, "paragraphs": paragraphs}
+          "per-field": per_field, "per-field-bare": per_field_bare, "remarked": remarked,
+          "paragraphs": paragraphs}
 
 
 @pytest.mark.parametrize("wrap", sorted(RAGGED))

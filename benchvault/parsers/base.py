@@ -32,7 +32,8 @@ class Seen:
     text: str
     line: int
     section_depth: int
-    consumed: bool = False
+    consumed: bool = False      # a result followed it
+    carried: bool = False       # seen in the section before this one
 
 
 @dataclass

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lark import Lark, v_args
+from lark import Lark, Tree, v_args
 
 from ..schemas.server import EngineStat
 from . import grammar
@@ -36,6 +36,11 @@ def _read(label, value) -> tuple[str, Any]:
     text = str(value)
     return " ".join(str(label).rstrip(":").split()), (
         float(text) if NUMBER.fullmatch(text) else None)
+
+
+def _count(value) -> int | float | None:
+    number = _read("", value)[1]
+    return int(number) if number is not None and number.is_integer() else number
 
 
 @v_args(inline=True)
@@ -57,7 +62,16 @@ class LineToColumns(ColumnTransformer):
         return self._field("cpu_prefix_cache_hit_rate_pct", label, value)
 
     def stats(self, *items):
-        return self._line(items)
+        columns, extra, unread = self._line(items)
+        device = columns.pop("device_kv_cache_usage_pct", None)
+        if device is not None:
+            columns.setdefault("gpu_kv_cache_usage_pct", device)
+        if "cpu_kv_cache_usage_pct" in columns and "gpu_kv_cache_usage_pct" not in columns \
+                and "swapped" not in columns:
+            # V1's CPU backend: its KV cache is the device's (V0's CPU one, swap space, is
+            # printed after the GPU's, beside `Swapped`)
+            columns["gpu_kv_cache_usage_pct"] = columns.pop("cpu_kv_cache_usage_pct")
+        return columns, extra, unread
 
     @staticmethod
     def _line(items):
@@ -70,6 +84,17 @@ class LineToColumns(ColumnTransformer):
 
     def engine_index(self, label):
         return "engine_index", int(str(label).split()[1].rstrip(":"))
+
+    def engines_aggregated(self, label):
+        # the line sums this many engines: no one engine's index (extra, by upstream's words)
+        return "other", ("engines aggregated", int(str(label).split()[0]))
+
+    def kv_fetch(self, _label, waiting, _a, progress, _b, completed, _c):
+        # requests fetching KV from a connector, by stage (upstream's KV_FETCH_STAGES)
+        return Tree("_items", [("other", (f"kv fetch {stage}", _count(value)))
+                               for stage, value in (("waiting to start", waiting),
+                                                    ("in progress", progress),
+                                                    ("completed waiting", completed))])
 
     def other(self, label, value, *_unit):
         name, number = _read(label, value)

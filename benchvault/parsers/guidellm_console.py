@@ -27,8 +27,11 @@ What varies between versions, and how it is read:
 * Units come from the headers (``Sec``, ``ms``, ``(sec)``, ``(ms)``); latencies are stored in ms.
   GuideLLM 0.2 labelled request latency ``Req Latency (ms)`` while printing seconds (0.3 says
   ``(sec)``), so request latency in ``Benchmarks Stats`` is always seconds.
-* A cell ``mean ± std`` (``0.4 ± 0.004``) gives the column its mean and keeps the std: a latency's
-  as its ``std`` statistic (``std_<metric>_ms``), any other column's in ``extra`` (``... / Std``).
+* A cell ``mean ± x`` (``0.4 ± 0.004``) gives the column its mean.  Under a plain ``Mean`` (0.8+)
+  x is the half-width of the mean's confidence interval: ``extra`` (``<metric>_mean_ci_margin_ms``,
+  ``... / Mean CI Margin``), never a std.  Under ``Mean ± Std`` x is the std: a latency's as its
+  ``std`` statistic (``std_<metric>_ms``), any other column's in ``extra`` (``... / Std``).
+  0.8's ``*`` after a p95 its sample cannot bound is dropped: the figure is still the p95.
 * ``--`` is a missing value.  A cell that reads as nothing expected (``67!.0``) is left empty with
   a warning naming its line and text: one unreadable cell costs that cell, one unreadable table
   that table, never the other benchmarks.
@@ -122,6 +125,7 @@ COLUMNS = {
     ("input tokens", "comp", "tot"): "total_input_tokens",
     ("output tokens", "comp", "tot"): "total_output_tokens",
     ("requests", "per sec", "mean"): "request_throughput",           # 0.4+ Server Throughput
+    ("goodput", "per sec", "mean"): "request_goodput",               # 0.8: requests within SLOs
     ("requests", "concurrency", "mean"): "concurrency",
     ("input tokens", "per sec", "mean"): "input_throughput",
     ("output tokens", "per sec", "mean"): "output_throughput",
@@ -159,8 +163,9 @@ WORKER_TYPE_RE = re.compile(r"backend_type='([^']*)'")
 VALIDATED_MODEL_RE = re.compile(r"backend validated with model\s+(\S+)", re.I)
 NO_VALUE = {"", "-", "--", "---", "—", "n/a", "none", "nan", "null"}
 _NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+# (0.8 marks a p95 its sample cannot bound with `*`: the figure is still the p95)
 NUMBER_CELL = re.compile(r"^(?P<mean>" + _NUMBER + r")(?:\s*(?:±|Â±|\+/-|\+-)\s*"
-                         r"(?P<std>" + _NUMBER + r"))?$")
+                         r"(?P<std>" + _NUMBER + r"))?\*?$")
 # Text a cell may hold besides numbers: a start/end time, a date, a word (a letter in it:
 # a cell of symbols only is no label but a number that cannot be read).
 TEXT_CELL = re.compile(r"^(?:\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?|\d{4}-\d{2}-\d{2}[T ]?[\d:.]*"
@@ -344,11 +349,21 @@ def _latency(key: tuple[str, ...], title: str = ""
 
 
 def _std_name(key: tuple[str, ...]) -> tuple[str, ...]:
-    """The key a column's std is kept under: its stat word replaced by `Std`."""
+    """The key a column's std is kept under: its stat word replaced by `Std` -- or, under a
+    plain `Mean` (0.8: `{mean} ± {margin}`), the half-width of the mean's confidence interval,
+    no std at all."""
     last = " ".join(key[-1].lower().split()) if key else ""
+    if _margin_of_mean(key):
+        return (*key[:-1], "Mean CI Margin")
     if last in STAT_WORDS or MEAN_STD_HEADER.match(last):
         return (*key[:-1], "Std")
     return (*key, "Std")
+
+
+def _margin_of_mean(key: tuple[str, ...]) -> bool:
+    """A `± x` under a column headed `Mean` alone is the mean's margin (GuideLLM 0.8's
+    _format_mean_with_margin); under `Mean ± Std`, or no stat, a std (0.1)."""
+    return bool(key) and " ".join(key[-1].lower().split()) in ("mean", "avg")
 
 
 class Benchmark:
@@ -418,7 +433,9 @@ class Benchmark:
                 return
             stat = "mean"
         self.stat(metric, stat, pct, value, printed, factor)
-        if std is not None:
+        if std is not None and _margin_of_mean(key):
+            self.extra[f"{metric}_mean_ci_margin_ms"] = round(std * factor, 9)
+        elif std is not None:
             self.stat(metric, "std", None, std, printed_std, factor)
 
     def stat(self, metric: str, stat: str, pct: float | None, value: float, printed: str | None,

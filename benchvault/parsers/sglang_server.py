@@ -49,11 +49,14 @@ HEADS = {"load weight begin": "weights_begin", "load weight end": "weights_end",
          "init torch distributed begin": "distributed_begin",
          "init torch distributed end": "distributed_end",
          "init torch distributed ends": "distributed_end"}
+NAMED_GRAPH = re.compile(r"capture (?P<role>target|draft) (?P<kind>decode|verify|prefill) "
+                         r"\w+ graph (?P<phase>begin|end)$")
 # (kind, printed name) → column; numbers only.
 COLUMNS = {
     ("weights_end", "mem usage"): "weights_gib",
     ("weights_end", "elapsed"): "weights_load_s",
     ("kv_allocated", "#tokens"): "kv_cache_tokens",
+    ("kv_allocated", "dtype"): "kv_cache_dtype",
     ("graph_end", "time elapsed"): "cuda_graph_capture_s",
     ("graph_end", "elapsed"): "cuda_graph_capture_s",
     ("graph_end", "mem usage"): "cuda_graph_memory_gib",
@@ -80,6 +83,8 @@ EXTRA_NAMES = {
     ("distributed_end", "mem usage"): "distributed_init_memory",
     ("distributed_end", "elapsed"): "distributed_init_time",
     ("distributed_begin", "avail mem"): "avail_mem_before_distributed_init",
+    ("graph_begin", "backend"): "cuda_graph_backend",
+    ("graph_end", "bs"): "cuda_graph_bs",
 }
 TOKEN_FIGURES = {"chunked_prefill_size", "max_prefill_tokens", "max_total_num_tokens",
                  "max_req_input_len"}
@@ -107,6 +112,14 @@ class LineToFacts(Transformer):
         if isinstance(first, Token) and first.type == "HEAD":
             head = re.sub(r"\s+", " ", str(first).split(".")[0].strip().lower())
             head = head.replace(" this can take up to several minutes", "")
+            named = NAMED_GRAPH.match(head)
+            if named:
+                # the target's decode graph is the one `Capture cuda graph` always was; any
+                # other keeps its figures under its name (`draft_decode_graph_elapsed`)
+                phase = "graph_" + named["phase"]
+                main = named["role"] == "target" and named["kind"] in ("decode", "verify")
+                head = phase if main else f"{phase}:{named['role']} {named['kind']}"
+                return head, (parts[1] if len(parts) > 1 else [])
             return HEADS[head], (parts[1] if len(parts) > 1 else [])
         figures = parts[-1]
         if not figures or figures[0][0] != "max_total_num_tokens":
@@ -122,6 +135,8 @@ class LineToFacts(Transformer):
     def value(self, number, unit=None):
         if number.type == "GARBLED":
             return Garbled(str(number)), (str(unit) if unit is not None else None)
+        if number.type == "LIST":
+            return str(number), None
         if number.type == "WORD":
             text = str(number).rstrip(".")
             return (text.removeprefix("torch.") if text.startswith("torch.") else text), None
@@ -217,6 +232,17 @@ def facts_values(kind: str, figures: Any, problems: list[str]) -> dict[str, Any]
         return values
     values = {"engine": ENGINE}
     extra: dict[str, Any] = {}
+    kind, _, graph = kind.partition(":")
+    if graph:
+        # another graph's figures: extra, under the graph's name
+        for name, value, unit in figures:
+            if isinstance(value, Garbled):
+                problems.append(f"{name}: cannot read {str(value)!r}, not stored")
+                value, unit = None, None
+            if name == "avail mem":
+                name = "avail mem " + ("before" if kind == "graph_begin" else "after")
+            extra[_slug(f"{graph} graph {name}")] = _figure(value, unit)
+        return {**values, "extra": extra} if extra else values
     draft = kind == "weights_end" and any(
         name == "type" and DRAFT_TYPE.search(str(value)) for name, value, _ in figures)
     for name, value, unit in figures:
@@ -282,13 +308,16 @@ FORMAT = LineFormat(
                 "CUDA-graph capture, scheduler sizes (assembled into one launch).",
     upstream=("sglang 0.2 – 0.5 (2024 – 2026): model_runner.py, scheduler.py, server_args",),
     markers=("server_args=ServerArgs(", "Load weight", "KV Cache is allocated",
-             "Memory pool end", "Capture cuda graph", "max_total_num_tokens=",
+             "Memory pool end", "Capture cuda graph", " graph begin.", " graph end.",
+             "max_total_num_tokens=",
              "fired up and ready", "Init torch distributed"),
     pattern=re.compile(
         # each head with the start of its figures, so prose naming a line is not read as one
         r"server_args=ServerArgs\(\w|Load weight (?:begin|end)\. [\w ]+=\w"
-        r"|KV Cache is allocated\. (?:#tokens|K size|KV size): \d|Memory pool end\. avail mem=\d"
+        r"|KV Cache is allocated\. (?:dtype: [\w.]+, )?(?:#tokens|K size|KV size): \d"
+        r"|Memory pool end\. avail mem=\d"
         r"|Capture cuda graph begin\.|Capture cuda graph end\. (?:Time elapsed: \d|\w+=\d)"
+        r"|Capture (?:target|draft) (?:decode|verify|prefill) \w+ graph (?:begin|end)\. \w+=[\d\[\w]"
         r"|(?:^|[\]\s])max_total_num_tokens=\d|The server is fired up and ready to roll"
         r"|Init torch distributed begin\.\s*$|Init torch distributed ends?\. [\w ]+=\d"),
     build=build,

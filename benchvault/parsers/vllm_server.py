@@ -81,8 +81,8 @@ def _gib(number: Token, unit: Token) -> float | None:
 class LineToFacts(Transformer):
     """Tree → (kind, values); values are column values or ``args``/``config`` dicts."""
 
-    def start(self, fact):
-        return fact
+    def start(self, *items):
+        return items[-1]        # (a `[backbone]` component before it names no column)
 
     def version_banner(self, *tokens):
         return "version_banner", {"version": str(tokens[-1])}
@@ -142,8 +142,15 @@ class LineToFacts(Transformer):
     def engine_init(self, _label, seconds, _unit, *compilation):
         values: dict[str, Any] = {"engine_init_s": _float(seconds)}
         if compilation:
-            values["extra"] = _extra(compilation_time=_seconds(compilation[0]))
+            parts = compilation[2] if len(compilation) > 2 else {}
+            values["extra"] = _extra(compilation_time=_seconds(compilation[0]), **parts)
         return "engine_init", values
+
+    def compile_parts(self, _dash, *parts):
+        return dict(parts)
+
+    def compile_part(self, name, seconds, _unit):
+        return f"compilation_time_{name}", _seconds(seconds)
 
     def graph_capture(self, seconds, _unit, *memory):
         values: dict[str, Any] = {"cuda_graph_capture_s": _float(seconds)}

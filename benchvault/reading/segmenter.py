@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Iterator, Sequence
 
 from ..parsers import block_formats, file_formats, line_formats
@@ -53,6 +53,10 @@ BARE_LOG_PREFIX = re.compile(
 TABLE_RULE_RE = re.compile(r"^[-:|+ \t]+$")
 # A note's list item: a log line pasted as one (`- INFO 03-14 ...`) is still a log line.
 LIST_MARKER_RE = re.compile(r"^[ \t]{0,3}(?:[*+-]|\d+[.)])[ \t]+")
+# A note's remark after a printed figure, shell-style (`Mean acceptance length: 3.32   # MTP3`):
+# the writer's, not the program's.  Only after a `label: number` and two blanks or more, so
+# SGLang's `#running-req:` and a table's `| # |` stay.
+REMARK_RE = re.compile(r"^(?P<head>[^#|]*?[A-Za-z][^#|:]*:[ \t]*[-+]?\d[^#|]*?)[ \t]{2,}#[ \t][^|]*$")
 # Every command pattern names one of these words; a line without them skips the regexes.
 COMMAND_HINTS = ("bench", "serve", "llama", "sglang", "guidellm")
 # A line the context rules below act on holds one of these (fences, headings and `#`
@@ -346,6 +350,9 @@ class Segmenter:
                     text = self._unquote(text)
                     if not self.in_fence:
                         text = _undecorated(text)
+                    if "#" in text:
+                        remark = REMARK_RE.match(text)
+                        text = remark.group("head") if remark else text
                 if self.prefix or text[:1] in PREFIX_INITIALS:
                     text = self._unprefix_run(text)
                 if "\\n" in text or not text.isascii() and any(g in text for g in GLYPHS):
@@ -665,7 +672,15 @@ class Segmenter:
         self.heading_levels.append(level)
         self.ctx.section.append(text)
         self.ctx.caption = text
-        self.ctx.commands = {k: s for k, s in self.ctx.commands.items() if s.section_depth < level}
+        # A section's commands end with it -- except a run command no result followed in its
+        # own section: the plan of the sections beside it, until their parent ends (a PR's
+        # `## Test Plan` runs what its `## Test Result` shows; a note's `## Benchmark` runs
+        # every `## Results` section after it).
+        self.ctx.commands = {
+            k: s if s.section_depth < level or s.carried else replace(s, carried=True)
+            for k, s in self.ctx.commands.items()
+            if s.section_depth < level or s.section_depth == level and (
+                s.carried or k in self.run_commands and not s.consumed)}
         self.ctx.label = None
         self.ctx.namespace = None
         self.ctx.printed = {}
@@ -676,8 +691,8 @@ class Segmenter:
 
     def _comment(self, text: str) -> None:
         bench = self.ctx.commands.get("serving_bench")
-        if bench is not None and bench.consumed:
-            # A new label after a finished run starts a new experiment.
+        if bench is not None and bench.consumed and not bench.carried:
+            # A new label after a finished run starts a new experiment (a plan's runs are its).
             del self.ctx.commands["serving_bench"]
         self.ctx.label = text
         self.ctx.namespace = None
@@ -767,9 +782,9 @@ class Segmenter:
         self.ctx.label = None
         self.ctx.namespace = None
         self.ctx.printed = {}
-        bench = self.ctx.commands.get("serving_bench")
-        if bench is not None:
-            bench.consumed = True
+        for kind, seen in self.ctx.commands.items():
+            if kind in self.run_commands:
+                seen.consumed = True
 
     def _take_plain(self, block: Block, source) -> bool:
         """Give an open block with an end line the lines that follow it, straight from a
@@ -992,6 +1007,7 @@ class Segmenter:
                 elif cut:
                     yield _unclosed(block) or _cut_short(block) or \
                         Truncated(fmt, block.lines, block.line_start, block.line_end)
+                    self._consume(fmt)          # (a result cut short is still its command's)
                 else:
                     block.lines.append(text)
                     block.line_end = end

@@ -26,6 +26,8 @@ from string import ascii_letters
 from .doctype import is_capture_line
 
 WORD_START = re.compile(r"^[A-Za-z]+")
+# A field of a record: its label, then its value (`GPU KV cache usage: 42.2%`).
+FIELD_START = re.compile(r"^\s*[A-Za-z#][\w #/().-]{0,60}:\s*[-+\d]")
 FIRST_WORD = re.compile(r"\s*(\S+)")
 MIN_WRAPPED_WIDTH = 60      # no pane is narrower
 FLAG_START = re.compile(r"--?[A-Za-z]")
@@ -132,7 +134,10 @@ def ragged_readings(pieces: list[str]) -> list[list[str]]:
         return []
     likeliest = ["" if not left[-1:].isspace() and not right[:1].isspace()
                  and cut_in_token(left, right) else " " for left, right in zip(pieces, pieces[1:])]
-    found = [likeliest, [" "] * len(likeliest), [""] * len(likeliest)]
+    # (a record written out a field per line, its separators left off, last)
+    fields = [", " if FIELD_START.match(right) and not left.rstrip().endswith((",", ":", ";"))
+              else joint for joint, left, right in zip(likeliest, pieces, pieces[1:])]
+    found = [likeliest, [" "] * len(likeliest), [""] * len(likeliest), fields]
     return [j for i, j in enumerate(found) if j not in found[:i]]
 
 
@@ -162,7 +167,7 @@ def joined(pieces: list[str], joints: list[str]) -> str:
     indent starts the next piece with more."""
     out = [pieces[0]]
     for joint, piece in zip(joints, pieces[1:]):
-        if joint == " ":
+        if joint.endswith(" "):
             out[-1], piece = out[-1].rstrip(), piece.lstrip()
         out += [joint, piece]
     return "".join(out)
