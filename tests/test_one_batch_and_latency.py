@@ -77,6 +77,21 @@ def test_vllm_latency_garbled_value_costs_that_value(tmp_path):
     assert any(line == 8 and "0.5!30" in why for line, why in run.warnings)
 
 
+def test_a_sweep_typed_up_a_line_per_run_is_a_run_per_line_with_its_label(tmp_path):
+    # What people type after a `for bs in ...` loop: each run's Avg latency line after its label
+    command = "vllm bench latency --model m/x --input-len 256 --output-len 64"
+    parsed, warnings = read(tmp_path, "\n".join(
+        [f"$ {command}", "", "Batch size 1: Avg latency: 0.5123 seconds",
+         "- bs=8: Avg latency: 0.9071 seconds",
+         "**batch size 32, out=128**: Avg latency: 2.5118 seconds"]) + "\n", "note.md")
+    assert warnings == []
+    got = [(r.row.label, r.row.batch_size, r.row.input_len, r.row.output_len, r.row.avg_latency,
+            r.row.model, r.row.line_start) for r in parsed]
+    assert got == [("Batch size 1", 1, 256, 64, 0.5123, "m/x", 3),
+                   ("bs=8", 8, 256, 64, 0.9071, "m/x", 4),
+                   ("batch size 32, out=128", 32, 256, 128, 2.5118, "m/x", 5)]
+
+
 @pytest.mark.parametrize("prose", [
     "The latency: 3 s was fine.",
     "Avg latency: 2 seconds felt slow to us.",

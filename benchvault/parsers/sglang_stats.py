@@ -50,6 +50,10 @@ COLUMNS = {
     "accept rate": ("spec_accept_rate", 1.0),
     "#retracted-req": ("num_retracted_reqs", 1.0),
     "cuda graph": ("cuda_graph", 1.0),
+    # 0.5.2x names the graph by its device (metrics_reporter's _graph_backend_label)
+    "cpu graph": ("cuda_graph", 1.0),
+    "npu graph": ("cuda_graph", 1.0),
+    "musa graph": ("cuda_graph", 1.0),
     # PD disaggregation's queues, named as its metrics name them (the line's kind says whether
     # the prefill or the decode server printed it): `#unbootstrapped-req` was the prefill's
     # `#prealloc-req`, `#transferring-req` its `#inflight-req`.

@@ -45,9 +45,20 @@ _VALUE = r"[-+]?[\d!?*~^$&@][\w.!?*~^$&@+-]*|[-+]?inf|nan"
 _OWN = re.compile(
     rf"(?:Avg|Std) latency:[ \t]*(?:{_VALUE})[ \t]*seconds?"
     rf"|[\d!?*~^$&@][\d.!?*~^$&@]*%[ \t]+percentile latency:[ \t]*(?:{_VALUE})[ \t]*seconds?")
-# A block's line: one of the printer's, alone on its line (after a comment or quote prefix).
-CONTINUES = re.compile(rf"^[\s>#*/-]*(?:{_OWN.pattern})\s*$", re.I)
-START = re.compile(rf"^[\s>#*/-]*Avg latency:[ \t]*(?:{_VALUE})[ \t]*seconds?\s*$")
+# A block's line: one of the printer's, alone on its line (after a comment or quote prefix),
+# or after the run's own label when a sweep's results are typed up a line each
+# (`Batch size 8: Avg latency: 1.45 seconds`).
+_LABEL = r"(?:(?P<label>[^\s:][^:\n]{0,59}?):[ \t]+)?"
+CONTINUES = re.compile(rf"^[\s>#*/-]*{_LABEL}(?:{_OWN.pattern})\s*$", re.I)
+START = re.compile(rf"^[\s>#*/-]*{_LABEL}Avg latency:[ \t]*(?:{_VALUE})[ \t]*seconds?\s*$")
+# What a run's label says it ran with: `bs=8`, `batch size 8`, `input len 128`, `out 256`.
+LABEL_SETTINGS = {
+    "batch_size": re.compile(r"\b(?:batch(?:[ _-]?size)?|bs)[ \t]*[=:]?[ \t]*(\d+)\b", re.I),
+    "input_len": re.compile(r"\b(?:(?:input[ _-]?len(?:gth)?|isl)[ \t]*[=:]?|in[ \t]*=)[ \t]*(\d+)\b",
+                            re.I),
+    "output_len": re.compile(r"\b(?:(?:output[ _-]?len(?:gth)?|osl)[ \t]*[=:]?|out[ \t]*=)[ \t]*"
+                             r"(\d+)\b", re.I),
+}
 _PCT = re.compile(r"^([^\s%]+)%")
 @v_args(inline=True)
 class LinesToItems(ColumnTransformer):
@@ -115,6 +126,15 @@ def build(block: Block) -> list[Parsed | Problem]:
         case.warnings.append((block.line_start, "the latency result's `Avg latency` line is "
                               "missing: the block starts later"))
     row.update(case.fields)
+    label = next((m.group("label") for line in block.lines
+                  if (m := CONTINUES.match(line)) and m.group("label")), None)
+    if label:
+        # the run's own label, typed before its line: it names the run and what it ran with
+        row["label"] = label.strip(" *_`")
+        for column, pattern in LABEL_SETTINGS.items():
+            setting = pattern.search(label)
+            if setting:
+                row[column] = int(setting.group(1))
     row["phase"] = "benchmark"
     row["extra"] = extra or None
     row["format"] = FORMAT.name

@@ -148,6 +148,31 @@ def _latency_column(label: str) -> tuple[str, float | None, str, str | None]:
     return stat, pct, metric, column if column in fields_of(ServingRun) else None
 
 
+STORAGE_RE = re.compile(r"^Storage(?:\s*\((?P<backend>[^)]*)\))?$", re.I)
+
+
+def _cache_report_key(label: str, printed: str, extra: dict[str, Any]
+                      ) -> tuple[str | None, str]:
+    """SGLang's `Cache Hit Details` (`--cache-report`) by its result JSON's `cache_report`
+    keys: the counts under `Total cached tokens:` are `device_cached_tokens` ..., the shares
+    under `Cache hit rate: 50.0%` `device_cached_pct` ...; None: nothing more to store."""
+    share = "cache_hit_rate_pct" in extra
+    storage = STORAGE_RE.match(label.strip())
+    if storage:
+        if storage.group("backend"):
+            extra["storage_backend"] = storage.group("backend")
+        place = "storage"
+    elif label.strip().lower() in ("device", "host"):
+        place = label.strip().lower()
+    elif label.strip().lower() == "cache hit rate":
+        return "cache_hit_rate_pct", printed.strip().rstrip("%")
+    else:
+        return snake_name(label), printed
+    if share:
+        return f"{place}_cached_pct", printed.strip().rstrip("%")
+    return f"{place}_cached_tokens", printed
+
+
 def _items_past_foreign_lines(block: Block) -> tuple[list[tuple[str, Any, int]], list]:
     """The block's items, a line the grammar cannot read between its first and last line
     (a line a user typed, a shell prompt) skipped with a warning: it costs itself only.
@@ -174,6 +199,7 @@ def build(block: Block) -> Parsed:
     extra: dict[str, Any] = {}
     stats: list[dict[str, Any]] = []
     section = None
+    heading = None
     printed_backend = None
     positions: dict[int, float] = {}
     for kind, payload, line in items:
@@ -213,11 +239,20 @@ def build(block: Block) -> Parsed:
                 section = payload
             else:
                 label, printed = payload
+                if not str(printed or "").strip():
+                    # a heading of the lines after it (`Per-position acceptance (%):`), no value
+                    heading = label
+                    continue
                 position = _POSITION_RE.match(label)
-                if position and section and "speculative" in section.lower():
+                if position and section and "speculative" in section.lower() \
+                        or position and heading and "acceptance" in heading.lower():
                     positions[int(position.group(1))] = to_number(printed, float)
                     continue
                 key = snake_name(label)
+                if section and "cache hit" in section.lower():
+                    key, printed = _cache_report_key(label, printed, extra)
+                    if key is None:
+                        continue
                 if key in extra and section:      # the same label in another section
                     key = f"{snake_name(section)}_{key}"
                 try:
