@@ -47,10 +47,11 @@ COMMANDS = {"sglang_one_batch_server": re.compile(r"\bbench_one_batch_server\b")
 _LABELS = (r"batch size|input_len|output_len|latency|ttft|last_ttft|first_ttft"
            r"|first-token spread|last generation throughput|input throughput|output throughput"
            r"|\(input \+ output\) throughput|(?:client-observed |steady )?decode-only throughput"
-           r"|acc_length|spec_accept_rate|cache hit rate")
-_VALUE = r"[-+]?[\d!?*~^$&@][\w.!?*~^$&@+-]*|[-+]?inf|nan"
+           r"|acc_length|spec_accept_rate|cache hit rate|total output tokens"
+           r"|early-stopped requests|steady-state output throughput")
+_VALUE = r"[-+]?[\d!?*~^$&@][\w.!?*~^$&@+-]*(?:/\d+)?|[-+]?inf|nan"
 _OWN = re.compile(rf"(?:{_LABELS}):[ \t]*(?:{_VALUE})(?:[ \t]*(?:s|ms|tok/s|token/s|tokens/s))?"
-                  r"(?:[ \t]*\([^\n]*\))?[ \t]*$"
+                  r"(?:[ \t]*\([^\n]*\)|[ \t]+over a [^\n]*window)?[ \t]*$"
                   r"|=+[ \t]*Warmup (?:Begin|End)[ \t]*=+[ \t]*$|Warmup with batch_size=.*$")
 _PREFIX = r"^[\s>#*/-]*"
 CONTINUES = re.compile(_PREFIX + rf"(?:{_OWN.pattern})")
@@ -80,7 +81,7 @@ class LinesToItems(ColumnTransformer):
             return (name, str(first), None, None, None, first.line)
         rest = {t.type: str(t) for t in children[1:]}
         return ("pair", str(first).rstrip(":").strip(), rest.get("VALUE"), rest.get("UNIT"),
-                rest.get("NOTE"), first.line)
+                rest.get("NOTE") or rest.get("WINDOW"), first.line)
 
 
 def parse_lines(text: str) -> list[tuple]:
@@ -120,10 +121,33 @@ class _Case(Case):
         self.measured = 0
 
 
+# 0.5.2x's lines without --ignore-eos, by the result JSONL's keys
+_EARLY_STOP = {"total output tokens": "total_output_tokens",
+               "early-stopped requests": "num_early_stopped",
+               "steady-state output throughput": "steady_state_output_throughput"}
+_NUMBER_IN = re.compile(r"\d+(?:\.\d+)?")
+
+
 def _read(case: _Case, label: str, printed: str | None, unit: str | None, note: str | None,
           at: int) -> None:
     if label in _MEASURED:
         case.measured += 1
+    if label in _EARLY_STOP:
+        key = _EARLY_STOP[label]
+        if key == "num_early_stopped" and printed and "/" in printed:
+            printed = printed.split("/", 1)[0]      # `3/16`: 3 of the batch's 16
+        value = case.number(label, printed, at)
+        if value is not None:
+            if key == "total_output_tokens":
+                case.put(key, printed, at, label)
+            else:
+                case.extra[key] = int(value) if key == "num_early_stopped" else value
+        extra = _NUMBER_IN.search(note or "")
+        if extra and key == "total_output_tokens":          # `(requested 4096)`
+            case.extra["requested_output_tokens"] = int(float(extra.group(0)))
+        elif extra and key == "steady_state_output_throughput":  # `over a 4.10 s ... window`
+            case.extra["steady_state_window_s"] = float(extra.group(0))
+        return
     if label in _COLUMNS:
         factor = 0.001 if unit == "ms" else 1.0
         case.put(_COLUMNS[label], printed, at, label, factor)
