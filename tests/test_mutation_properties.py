@@ -131,6 +131,18 @@ for _kind, _why, _fixtures in [
     ('cut', "a hand-made table cut before its second latency or throughput row is no serving result any more (two make one) and stays a published table; and the runs of a metrics-as-rows table share their lines and are named by column headers, while this test counts a run that shares its first line as printed only when a row starts with its label (GuideLLM's rows)", (
         'serving_retyped/derived-both-orientations-and-cells',
     )),
+    ('cut', "a record written out a field per line with no separators reads whole wherever it is cut: none of its lines says a field is still to come (`GPU KV cache usage: 42.2%` ends a record as well as it goes on), so nothing warns of the fields the cut took", (
+        'spec_decode/real-zh-report-annotated-field-per-line',
+    )),
+    ('foreign', "a line typed between the fields of a record written out a field per line with no separators ends the record: the fields after it read as no record alone and are not its", (
+        'spec_decode/real-zh-report-annotated-field-per-line',
+    )),
+    ('garble', "a garbled figure in a field of a record written out a field per line with no separators makes that piece read worse than the record without it, so the record ends before it and the fields from there on are not its", (
+        'spec_decode/real-zh-report-annotated-field-per-line',
+    )),
+    ('foreign', "the paste's own remark after a figure (`Failed requests: 0 <<<<<<< New line`) is a line the result block holds only between its own lines; a line typed right after it makes two foreign lines in a row, where the block ends: cut short, its values kept and marked incomplete with a warning", (
+        'vllm_serving/real-pr26478-test-plan-then-test-result',
+    )),
     ('garble', "a save-result JSON pasted beside the printed block it saved: one run seen twice; "
      "its JSON's garbled value is null with a warning, but the merged run then takes that "
      "value from the printed block (rounded: `17.3` for `17.30030700127827`), and a garbled "

@@ -176,7 +176,7 @@ def test_analysis_queries_with_their_charts(seeds_db, seeds_meta):
     by_tpot = {r["mean_tpot_ms"]: r["verdict"] for r in slo}
     assert by_tpot[36.10] == "pass" and by_tpot[271.65] == "fail"
     frontier = rows(seeds_db, _sql(seeds_meta, seeds_db, "pareto_frontier"))
-    mi300x = [r for r in frontier if r["group_title"] == "llama-3.1-70b · MI300X"]
+    mi300x = [r for r in frontier if r["group_title"] == "llama-3.1-70b · MI300X · sharegpt"]
     best = [r for r in mi300x if r["frontier"] == "frontier"]
     assert len(best) == 1 and round(best[0]["per_gpu_tok_s"], 2) == round(2993.85 / 8, 2)
 

@@ -148,6 +148,8 @@ def _latency_column(label: str) -> tuple[str, float | None, str, str | None]:
     return stat, pct, metric, column if column in fields_of(ServingRun) else None
 
 
+# A figure with a character no figure has next to a digit (`!0240`, `tpot:!0`): garbled.
+GARBLED_FIGURE = re.compile(r"\d[!?*~^$&@]|[!?*~^$&@]\d")
 STORAGE_RE = re.compile(r"^Storage(?:\s*\((?P<backend>[^)]*)\))?$", re.I)
 
 
@@ -258,7 +260,12 @@ def build(block: Block) -> Parsed:
                 try:
                     extra[key] = to_number(printed, float)
                 except ValueError:
-                    extra[key] = printed
+                    extra[key] = printed    # a word: `SLOs (ms): ttft:500 tpot:50`
+                    if GARBLED_FIGURE.search(printed):
+                        extra[key] = None
+                        warnings.append((block.line_start + line - 1,
+                                         f"{label}: {printed.strip()!r} has a garbled figure: "
+                                         "stored as null"))
         except ValueError as exc:
             # A value that cannot be read costs that value only: null, with a warning.
             warnings.append((block.line_start + line - 1, f"{exc}: stored as null"))
