@@ -1,4 +1,5 @@
-"""Lines joined by a visible newline glyph, split back.
+"""Lines joined on one physical line, split back: by a visible newline glyph, or a log record
+spliced onto the end of another one a terminal cut.
 
 Chat exports, digests and some issue trackers turn a pasted log's newlines into a glyph on one
 physical line: ``Avg latency: 1.23 seconds ⏎ 10% percentile latency: 1.20 seconds`` (also
@@ -30,3 +31,27 @@ def split_glyphs(text: str, known: Callable[[str], bool]) -> list[str] | None:
     else:
         return None
     return [piece.rstrip() for piece in pieces]
+
+
+# A vLLM log record's header, with V1's process tag: `(EngineCore pid=7) INFO 07-03 23:23:58`.
+RECORD_HEADER_RE = re.compile(r"(?:\([\w .:-]{1,40} pid=\d+\)[ \t]+)?"
+                              r"(?:INFO|WARNING|DEBUG|ERROR)[ \t]+\d\d-\d\d[ \t]+\d\d:\d\d:\d\d\b")
+SPLICE_MARK_RE = re.compile(r"[ \t]*\$?[ \t]*$")
+
+
+def may_be_spliced(text: str) -> bool:
+    """The cheap test first: two log levels on one line."""
+    return text.count("INFO ") + text.count("WARNING ") > 1
+
+
+def split_spliced(text: str) -> list[str] | None:
+    """A terminal that redrew a line mid-way leaves the next record glued to the cut one
+    (`... Running: 32 $INFO 07-03 23:23:58 [metrics.py:536] Avg prompt ...`): each record is
+    a line of its own again, the cut one ending where it was cut (the splice's `$` dropped).
+    None when ``text`` holds one record header or none."""
+    starts = [m.start() for m in RECORD_HEADER_RE.finditer(text)]
+    if len(starts) < 2:
+        return None
+    bounds = [0, *starts[1:], len(text)]
+    pieces = [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    return [SPLICE_MARK_RE.sub("", piece) for piece in pieces[:-1]] + [pieces[-1].rstrip()]
