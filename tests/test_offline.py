@@ -75,11 +75,11 @@ def test_serving_canned_queries_never_list_an_offline_case(mixed_db):
             names = [d[0] for d in cursor.description]
             for row in cursor.fetchall():
                 assert "Qwen2-7B" not in json.dumps(dict(zip(names, row)), default=str)
-        cursor = conn.execute(queries["offline_sweep"], {"model": "Qwen"})
+        cursor = conn.execute(queries["offline_sweep"], {"model": "Qwen2"})
         found = cursor.fetchall()
     finally:
         conn.close()
-    assert len(found) == 3       # the fixture's three benchmark cases; its warm-up left out
+    assert len(found) == 3       # the Qwen2 fixture's three benchmark cases; its warm-up left out
 
 
 def test_report_offline_a_table_per_group_and_a_chart(mixed_db, tmp_path):

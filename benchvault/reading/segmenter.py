@@ -658,6 +658,10 @@ class Segmenter:
             return bool(nxt.strip())
         if joined.endswith("\\"):
             return bool(nxt.strip())
+        # A command put in the background or ended (`... &`, `;`) goes on on no other line, and
+        # a line that runs a command of its own is that command, not a wrapped piece.
+        if joined.rstrip().endswith(("&", ";")) or self._is_command(nxt):
+            return False
         # A terminal wrap: the next line starts at column 0 (or on the blank the pane cut at,
         # before a flag) and carries on the flags.
         if nxt[:2] == " -" and parted_flag(joined, nxt[1:]):
