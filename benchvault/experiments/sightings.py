@@ -184,7 +184,7 @@ def _existing_links(db: sqlite_utils.Database, values: dict[str, Any]) -> dict[s
 REFERENCES = {
     "serving_runs": (("spec_decode_metrics", "run_id"),),
     "server_launches": (("serving_runs", "launch_id"), ("spec_decode_metrics", "launch_id"),
-                        ("engine_stats", "launch_id")),
+                        ("engine_stats", "launch_id"), ("kv_transfer_metrics", "launch_id")),
 }
 
 

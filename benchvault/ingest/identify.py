@@ -471,7 +471,8 @@ class Placer:
 
     def _repoint_launch(self, old: int, new: int, rebuild_runs: bool = True) -> None:
         """This file's rows linked to launch ``old`` link to ``new`` (the same launch)."""
-        for table in ("serving_runs", "spec_decode_metrics", "engine_stats"):
+        for table in ("serving_runs", "spec_decode_metrics", "engine_stats",
+                      "kv_transfer_metrics"):
             if self.db[table].exists():
                 self.db.execute(f"UPDATE [{table}] SET launch_id = ? WHERE launch_id = ?",
                                 [new, old])

@@ -18,7 +18,6 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-
 from ..parsers.base import Facts
 from ..parsers.vllm_server import Assembly
 from ..schemas import store
@@ -27,6 +26,9 @@ from ..schemas.server import ServerLaunch
 
 if TYPE_CHECKING:
     import sqlite_utils
+
+# Periodic log lines a server launch printed: linked to the launch in their scope.
+LOGGED_BY_LAUNCH = ("spec_decode_metrics", "engine_stats", "kv_transfer_metrics")
 
 PARALLEL_WORDS = {
     "tensor_parallel_size": re.compile(r"\btp\s*[=:]?\s*(\d+)\b", re.I),
@@ -155,11 +157,11 @@ class Linker:
                     # The client printed no model (no command or Namespace pasted): the
                     # server it ran against says which.
                     row.model = launch.row["model"]
-        elif table in ("spec_decode_metrics", "engine_stats") and row.launch_id is None:
+        elif table in LOGGED_BY_LAUNCH and row.launch_id is None:
             launch = self._launch_in_scope(row.section)
             if launch is not None:
                 row.launch_id = launch.id
-                if table == "engine_stats" and row.logged_at and launch.assembly.year and \
+                if table != "spec_decode_metrics" and row.logged_at and launch.assembly.year and \
                         not row.logged_at[:4].isdigit() and len(row.logged_at) < 16:
                     row.logged_at = f"{launch.assembly.year:04d}-{row.logged_at}"
 

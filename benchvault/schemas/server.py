@@ -189,6 +189,48 @@ class SpecDecodeMetric(Provenance):
     extra: dict[str, Any] | None = col("Printed fields no column knows, kept as-is.")
 
 
+class KVTransferMetric(Provenance):
+    __table__ = "kv_transfer_metrics"
+    __description__ = ("A KV connector's periodic `KV Transfer metrics:` log line (vLLM V1, "
+                       "prefill/decode disaggregation): how many KV-cache transfers, how long "
+                       "and how fast, over the interval since the last line.")
+    __foreign_keys__ = (("source_id", "sources", "id"), ("launch_id", "server_launches", "id"))
+
+    __leading__ = ("label", "logged_at", "num_successful_transfers", "avg_xfer_time_ms",
+                   "p90_xfer_time_ms", "throughput_mb_per_s", "num_failed_transfers",
+                   "launch_id")
+    id: int | None = None
+    launch_id: int | None = col("Server launch that logged the line (server_launches.id).")
+    logged_at: str | None = col("Log timestamp (`MM-DD HH:MM:SS` when the log printed no year).")
+    # NixlConnector's figures (nixl/stats.py), named by their printed labels
+    num_successful_transfers: int | None = col("Transfers that completed (`Num successful "
+                                               "transfers`).", "transfers")
+    avg_xfer_time_ms: float | None = col("Mean time of a transfer (`Avg xfer time (ms)`).",
+                                         "ms", better="lower")
+    p90_xfer_time_ms: float | None = col("90th percentile of a transfer's time.", "ms",
+                                         better="lower")
+    avg_post_time_ms: float | None = col("Mean time to post a transfer (`Avg post time (ms)`).",
+                                         "ms")
+    p90_post_time_ms: float | None = col("90th percentile of the time to post a transfer.", "ms")
+    avg_mb_per_transfer: float | None = col("Mean size of a transfer (`Avg MB per transfer`, "
+                                            "MiB).", "MB")
+    throughput_mb_per_s: float | None = col("Bytes transferred over the time spent transferring "
+                                            "(`Throughput (MB/s)`, MiB/s).", "MB/s",
+                                            better="higher")
+    avg_number_of_descriptors: float | None = col("Mean descriptors per transfer.",
+                                                  "descriptors")
+    num_failed_transfers: int | None = col("Transfers, handshakes and notifications that "
+                                           "failed (`Num failed transfers`).", "transfers",
+                                           better="lower")
+    num_kv_expired_reqs: int | None = col("Requests whose KV blocks expired before the decoder "
+                                          "read them (`Num KV expired reqs`).", "requests",
+                                          better="lower")
+    num_notifs_after_expiry: int | None = col("Notifications that came after their request's "
+                                              "KV blocks expired.", "notifications")
+    extra: dict[str, Any] | None = col("Figures another connector prints, by their label in "
+                                       "snake_case.")
+
+
 class EngineStat(Provenance):
     __table__ = "engine_stats"
     __description__ = ("An engine's periodic stats log line (vLLM's stats line, SGLang's "
