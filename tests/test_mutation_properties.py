@@ -106,6 +106,9 @@ for _kind, _why, _fixtures in [
         'sglang_stats/derived-sglang-hand-wrapped',
         'spec_decode/v1_ngram_pr24127',
     )),
+    ('foreign', "a line typed between the two pieces of a record a terminal hard-wrapped at 130 columns: the joiner does not look past the typed line, and neither piece reads alone, so that record is kept raw with a warning", (
+        'engine_stats/real-tt-inference-server-issue246-terminal-splice',
+    )),
     ('foreign', 'a foreign line between the pieces of a hand-wrapped SGLang line splits the record', (
         'sglang_stats/derived-sglang-hand-wrapped',
     )),
