@@ -211,3 +211,27 @@ def test_a_command_its_own_section_ran_is_not_the_next_sections(tmp_path):
     ran = PR_NOTE.replace("## Test Result\n", "")
     assert _commands(tmp_path, ran + "\n## Other run\n" + result("24.10")) == [
         ("Test Plan", "philschmid/mt-bench"), ("Other run", None)]
+
+
+# -- 4. the workload lengths of vLLM's newer datasets -------------------------------------------
+@pytest.mark.parametrize("flags, want", [
+    ("--dataset-name spec_bench --spec-bench-output-len {n}", [(None, 512), (None, 1024)]),
+    ("--dataset-name speed_bench --speed-bench-output-len {n}", [(None, 512), (None, 1024)]),
+    ("--dataset-name custom --dataset-path d.jsonl --custom-output-len {n}",
+     [(None, 512), (None, 1024)]),
+    # a prompt is the shared prefix and its own suffix
+    ("--dataset-name prefix_repetition --prefix-repetition-prefix-len {n} "
+     "--prefix-repetition-suffix-len 256 --prefix-repetition-output-len 128",
+     [(768, 128), (1280, 128)]),
+])
+def test_a_newer_datasets_lengths_tell_its_configurations_apart(tmp_path, flags, want):
+    note = "".join(
+        f"## Run {n}\n```\nvllm bench serve --model Qwen/Qwen3-0.6B {flags.format(n=n)}\n"
+        + result(duration).removeprefix("```shell\n") for n, duration in ((512, "24.10"),
+                                                                            (1024, "25.20")))
+    path = tmp_path / "note.md"
+    path.write_text(note)
+    ingest_into(tmp_path / "w.db", path)
+    got = rows(tmp_path / "w.db", "SELECT c.input_len, c.output_len FROM serving_runs r "
+                                  "JOIN configurations c ON c.id = r.config_id ORDER BY r.duration")
+    assert [(g["input_len"], g["output_len"]) for g in got] == want

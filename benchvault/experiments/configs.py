@@ -170,10 +170,19 @@ def replicas_in(tags: Mapping[str, Any], texts: Iterable[str]) -> int | None:
 
 def _lengths(run: Mapping[str, Any]) -> tuple[int | None, int | None]:
     dataset = str(run.get("dataset_name") or "").lower()
+    if dataset.startswith("prefix_repetition"):
+        # a prompt is the shared prefix and its own suffix
+        prefix, suffix = (_int(run.get(f"prefix_repetition_{k}_len")) for k in ("prefix",
+                                                                               "suffix"))
+        return ((prefix or 0) + (suffix or 0) or None,
+                _int(run.get("prefix_repetition_output_len")))
     for name, keys in (("random", ("random_input_len", "random_output_len")),
                        ("sonnet", ("sonnet_input_len", "sonnet_output_len")),
                        ("sharegpt", (None, "sharegpt_output_len")),
-                       ("hf", (None, "hf_output_len"))):
+                       ("hf", (None, "hf_output_len")),
+                       ("custom", (None, "custom_output_len")),
+                       ("spec_bench", (None, "spec_bench_output_len")),
+                       ("speed_bench", (None, "speed_bench_output_len"))):
         if dataset.startswith(name):
             return (_int(run.get(keys[0])) if keys[0] else None, _int(run.get(keys[1])))
     inputs = [_int(run.get(k)) for k in ("random_input_len", "sonnet_input_len")]

@@ -71,12 +71,21 @@ WORKLOAD_KEYS = {
     "sharegpt": ("sharegpt_output_len",),
     "sonnet": ("sonnet_input_len", "sonnet_output_len", "sonnet_prefix_len"),
     "hf": ("hf_output_len",),
+    # vLLM's newer datasets (`vllm bench serve --dataset-name ...`, 0.10 on)
+    "custom": ("custom_output_len",),
+    "prefix_repetition": ("prefix_repetition_prefix_len", "prefix_repetition_suffix_len",
+                          "prefix_repetition_num_prefixes", "prefix_repetition_output_len"),
+    "spec_bench": ("spec_bench_output_len",),
+    "speed_bench": ("speed_bench_output_len",),
     # SGLang's image dataset draws its text lengths as the random one does
     "image": ("random_input_len", "random_output_len", "random_range_ratio"),
 }
 INT_KEYS = ("max_concurrency", "num_prompts", "port", "seed", "random_input_len",
             "random_output_len", "random_prefix_len", "sharegpt_output_len", "sonnet_input_len",
-            "sonnet_output_len", "sonnet_prefix_len", "hf_output_len")
+            "sonnet_output_len", "sonnet_prefix_len", "hf_output_len", "custom_output_len",
+            "prefix_repetition_prefix_len", "prefix_repetition_suffix_len",
+            "prefix_repetition_num_prefixes", "prefix_repetition_output_len",
+            "spec_bench_output_len", "speed_bench_output_len")
 FLOAT_KEYS = ("request_rate", "burstiness", "random_range_ratio")
 _NUMBER_KEYS = {**dict.fromkeys(INT_KEYS, int), **dict.fromkeys(FLOAT_KEYS, float)}
 

@@ -173,6 +173,24 @@ class ServingRunBase(Provenance):
                                         "(`--sonnet-prefix-len`).", "tokens")
     hf_output_len: int | None = col("Output length forced on a Hugging Face dataset "
                                     "(`--hf-output-len`).", "tokens")
+    custom_output_len: int | None = col("Output length of the custom dataset "
+                                        "(`--custom-output-len`).", "tokens")
+    prefix_repetition_prefix_len: int | None = col(
+        "Shared prefix of the prefix_repetition dataset (`--prefix-repetition-prefix-len`).",
+        "tokens")
+    prefix_repetition_suffix_len: int | None = col(
+        "Prompt after the shared prefix, prefix_repetition dataset "
+        "(`--prefix-repetition-suffix-len`).", "tokens")
+    prefix_repetition_num_prefixes: int | None = col(
+        "Distinct prefixes of the prefix_repetition dataset "
+        "(`--prefix-repetition-num-prefixes`).", "prefixes")
+    prefix_repetition_output_len: int | None = col(
+        "Output length of the prefix_repetition dataset (`--prefix-repetition-output-len`).",
+        "tokens")
+    spec_bench_output_len: int | None = col("Output length of the spec_bench dataset "
+                                            "(`--spec-bench-output-len`).", "tokens")
+    speed_bench_output_len: int | None = col("Output length of the speed_bench dataset "
+                                             "(`--speed-bench-output-len`).", "tokens")
     ignore_eos: bool | None = col("Generation ran to the output length, past end-of-sequence "
                                   "(`--ignore-eos`).")
     command: str | None = col("Benchmark command line that produced the block, as pasted.")
