@@ -112,6 +112,7 @@ class LineToFacts(Transformer):
         if isinstance(first, Token) and first.type == "HEAD":
             head = re.sub(r"\s+", " ", str(first).split(".")[0].strip().lower())
             head = head.replace(" this can take up to several minutes", "")
+            head = head.replace("capture npu graph", "capture cuda graph")  # Ascend's is the same
             named = NAMED_GRAPH.match(head)
             if named:
                 # the target's decode graph is the one `Capture cuda graph` always was; any
@@ -308,7 +309,8 @@ FORMAT = LineFormat(
                 "CUDA-graph capture, scheduler sizes (assembled into one launch).",
     upstream=("sglang 0.2 – 0.5 (2024 – 2026): model_runner.py, scheduler.py, server_args",),
     markers=("server_args=ServerArgs(", "Load weight", "KV Cache is allocated",
-             "Memory pool end", "Capture cuda graph", " graph begin.", " graph end.",
+             "Memory pool end", "Capture cuda graph", "Capture npu graph", " graph begin.",
+             " graph end.",
              "max_total_num_tokens=",
              "fired up and ready", "Init torch distributed"),
     pattern=re.compile(
@@ -316,7 +318,8 @@ FORMAT = LineFormat(
         r"server_args=ServerArgs\(\w|Load weight (?:begin|end)\. [\w ]+=\w"
         r"|KV Cache is allocated\. (?:dtype: [\w.]+, )?(?:#tokens|K size|KV size): \d"
         r"|Memory pool end\. avail mem=\d"
-        r"|Capture cuda graph begin\.|Capture cuda graph end\. (?:Time elapsed: \d|\w+=\d)"
+        r"|Capture (?:cuda|npu) graph begin\.|Capture (?:cuda|npu) graph end\. "
+        r"(?:Time elapsed: \d|\w+=\d)"
         r"|Capture (?:target|draft) (?:decode|verify|prefill) \w+ graph (?:begin|end)\. \w+=[\d\[\w]"
         r"|(?:^|[\]\s])max_total_num_tokens=\d|The server is fired up and ready to roll"
         r"|Init torch distributed begin\.\s*$|Init torch distributed ends?\. [\w ]+=\d"),
