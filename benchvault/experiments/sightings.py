@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..schemas import store
 from ..schemas.models import Row, json_safe
+from ..schemas.server import LOGGED_BY_LAUNCH
 from ..schemas.store import model_for
 from .identity import Identity, Said, identities, merge, merge_children, primary_index
 
@@ -183,8 +184,8 @@ def _existing_links(db: sqlite_utils.Database, values: dict[str, Any]) -> dict[s
 # Links other rows keep to a row that can be forgotten: (table, column) per forgotten table.
 REFERENCES = {
     "serving_runs": (("spec_decode_metrics", "run_id"),),
-    "server_launches": (("serving_runs", "launch_id"), ("spec_decode_metrics", "launch_id"),
-                        ("engine_stats", "launch_id"), ("kv_transfer_metrics", "launch_id")),
+    "server_launches": tuple((table, "launch_id") for table in ("serving_runs",
+                                                                *LOGGED_BY_LAUNCH)),
 }
 
 

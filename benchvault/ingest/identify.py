@@ -22,6 +22,7 @@ from ..experiments.sightings import loads, rebuild, record_text, record_values, 
 from ..schemas import store
 from ..schemas.experiments import Sighting
 from ..schemas.models import Row
+from ..schemas.server import LOGGED_BY_LAUNCH
 from ..schemas.store import model_for
 
 if TYPE_CHECKING:
@@ -471,8 +472,7 @@ class Placer:
 
     def _repoint_launch(self, old: int, new: int, rebuild_runs: bool = True) -> None:
         """This file's rows linked to launch ``old`` link to ``new`` (the same launch)."""
-        for table in ("serving_runs", "spec_decode_metrics", "engine_stats",
-                      "kv_transfer_metrics"):
+        for table in ("serving_runs", *LOGGED_BY_LAUNCH):
             if self.db[table].exists():
                 self.db.execute(f"UPDATE [{table}] SET launch_id = ? WHERE launch_id = ?",
                                 [new, old])

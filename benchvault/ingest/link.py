@@ -22,13 +22,10 @@ from ..parsers.base import Facts
 from ..parsers.vllm_server import Assembly
 from ..schemas import store
 from ..schemas.models import Row
-from ..schemas.server import ServerLaunch
+from ..schemas.server import LOGGED_BY_LAUNCH, ServerLaunch
 
 if TYPE_CHECKING:
     import sqlite_utils
-
-# Periodic log lines a server launch printed: linked to the launch in their scope.
-LOGGED_BY_LAUNCH = ("spec_decode_metrics", "engine_stats", "kv_transfer_metrics")
 
 PARALLEL_WORDS = {
     "tensor_parallel_size": re.compile(r"\btp\s*[=:]?\s*(\d+)\b", re.I),

@@ -183,7 +183,6 @@ class BlockFormat:
         return False
 
 
-
 def claimed_table(name: str, table: str, description: str, upstream: tuple[str, ...],
                   build: Callable[[Block], "Parsed | list[Parsed | Problem]"],
                   claims: Callable[[list[str]], bool]) -> BlockFormat:
@@ -194,6 +193,7 @@ def claimed_table(name: str, table: str, description: str, upstream: tuple[str, 
                        markers=("|",), start=re.compile(r"(?!)"), end=None, max_lines=2_000,
                        build=build, continues=lambda line: line.lstrip().startswith("|"),
                        restarts=False, consumes=False, cuts=False, claims=claims)
+
 
 @dataclass
 class Facts:

@@ -24,22 +24,17 @@ from lark import Lark, Tree, v_args
 from ..schemas.server import EngineStat
 from . import grammar
 from .base import Context, LineFormat, Parsed
-from .grammar import ColumnTransformer, line_values
+from .grammar import ColumnTransformer, figure, line_values
 from .vllm_server_log import row_from_log_line, split_log_line
-
-
-NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf")
 
 
 def _read(label, value) -> tuple[str, Any]:
     """(label without its colon, the value as a float, or None when it is no number)."""
-    text = str(value)
-    return " ".join(str(label).rstrip(":").split()), (
-        float(text) if NUMBER.fullmatch(text) else None)
+    return " ".join(str(label).rstrip(":").split()), figure(value)
 
 
 def _count(value) -> int | float | None:
-    number = _read("", value)[1]
+    number = figure(value)
     return int(number) if number is not None and number.is_integer() else number
 
 

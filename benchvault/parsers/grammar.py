@@ -43,6 +43,16 @@ def flatten(items):
             yield item
 
 
+# A printed figure: a number, `nan` or `inf`.
+FIGURE_RE = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf")
+
+
+def figure(text: Any) -> float | None:
+    """The printed value as a float; None when it is no number (a garbled `67!.0`)."""
+    text = str(text)
+    return float(text) if FIGURE_RE.fullmatch(text) else None
+
+
 @lru_cache(maxsize=4096)
 def snake_name(label: str) -> str:
     """The name a printed label is kept under in ``extra``: snake_case, its unit a word of

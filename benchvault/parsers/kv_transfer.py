@@ -23,10 +23,8 @@ from ..schemas.models import fields_of
 from ..schemas.server import KVTransferMetric
 from . import grammar
 from .base import Context, LineFormat, Parsed
-from .grammar import ColumnTransformer, snake_name
+from .grammar import ColumnTransformer, figure, snake_name
 from .vllm_server_log import row_from_log_line, split_log_line
-
-NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf")
 
 
 @v_args(inline=True)
@@ -47,11 +45,6 @@ def _parser() -> Lark:
     return grammar.in_parser("kv_transfer.lark", __file__, LineToItems)
 
 
-def column_of(label: str) -> str:
-    """`Avg xfer time (ms)` → avg_xfer_time_ms, `Throughput (MB/s)` → throughput_mb_per_s."""
-    return snake_name(label)
-
-
 def build(line: int, text: str, context: Context) -> Parsed:
     log = split_log_line(text)
     items = grammar.parse(_parser(), log.message, "KV transfer metrics line")
@@ -60,8 +53,8 @@ def build(line: int, text: str, context: Context) -> Parsed:
     extra: dict[str, Any] = {}
     warnings = []
     for label, printed in items:
-        name = column_of(label)
-        value = float(printed) if NUMBER.fullmatch(printed) else None
+        name = snake_name(label)       # `Throughput (MB/s)` → throughput_mb_per_s
+        value = figure(printed)
         if value is None:
             warnings.append((line, f"{label}: cannot read {printed!r}, stored as null"))
         target = columns if name in known and name not in ("extra", "id") else extra

@@ -26,7 +26,7 @@ from lark.exceptions import LarkError, UnexpectedInput
 
 from . import block_formats
 from .base import Block, BlockFormat, Parsed, Problem
-from ..reading.tablecells import cell_number, cell_text, claimed_by_other_format, table_rows
+from ..reading.tablecells import cell_number, cell_text, claiming_format, table_rows
 
 
 class RowsToCells(Transformer):
@@ -72,7 +72,7 @@ def _parser() -> Lark:
 def build(block: Block) -> list[Parsed | Problem]:
     if block.context.fenced or len(block.lines) < 2:
         return []
-    other = claimed_by_other_format(block.lines, FORMAT, block_formats())
+    other = claiming_format(block.lines, FORMAT, block_formats(), or_starting=True)
     if other is not None:
         # Read by the format that claims the whole table, or left to the one that starts it.
         return other.build(replace(block, format=other)) if other.claims else []

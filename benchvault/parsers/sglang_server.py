@@ -309,10 +309,8 @@ FORMAT = LineFormat(
                 "CUDA-graph capture, scheduler sizes (assembled into one launch).",
     upstream=("sglang 0.2 – 0.5 (2024 – 2026): model_runner.py, scheduler.py, server_args",),
     markers=("server_args=ServerArgs(", "Load weight", "KV Cache is allocated",
-             "Memory pool end", "Capture cuda graph", "Capture npu graph", " graph begin.",
-             " graph end.",
-             "max_total_num_tokens=",
-             "fired up and ready", "Init torch distributed"),
+             "Memory pool end", "Capture cuda graph", " graph begin.", " graph end.",
+             "max_total_num_tokens=", "fired up and ready", "Init torch distributed"),
     pattern=re.compile(
         # each head with the start of its figures, so prose naming a line is not read as one
         r"server_args=ServerArgs\(\w|Load weight (?:begin|end)\. [\w ]+=\w"

@@ -25,21 +25,12 @@ from lark import Lark, v_args
 from ..schemas.server import SpecDecodeMetric
 from . import grammar
 from .base import Context, LineFormat, Parsed
-from .grammar import ColumnTransformer, flatten, line_values
+from .grammar import ColumnTransformer, figure, flatten, line_values
 from .vllm_server_log import row_from_log_line, split_log_line
 
 STAGE_COLUMNS = {"average_time_per_proposal_tok_ms": "proposal_time_per_token_ms",
                  "scoring_time_ms": "scoring_time_ms",
                  "verification_time_ms": "verification_time_ms"}
-
-
-NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf")
-
-
-def _number(text) -> float | None:
-    """The value as a float; None when it is no number (a garbled `67!.0`)."""
-    text = str(text)
-    return float(text) if NUMBER.fullmatch(text) else None
 
 
 def _label(label) -> str:
@@ -74,13 +65,13 @@ class LineToColumns(ColumnTransformer):
         return self._line("stage_times", items)
 
     def stage_time(self, name, value):
-        number = _number(value)
+        number = figure(value)
         item = ("stage", (str(name), number))
         return item if number is not None else (*item, str(name), str(value))
 
     def draft_acceptance_rate(self, label, value, percent=None):
         # V0 prints a fraction, V1 a percentage: store the fraction.
-        number = _number(value)
+        number = figure(value)
         if number is not None and percent:
             number = round(number / 100, 6)
         return self._entry("draft_acceptance_rate", label, value, number)
@@ -89,20 +80,20 @@ class LineToColumns(ColumnTransformer):
         # A rate that cannot be read makes the list null (its column holds floats only, and a
         # list without it would move the positions after it), with a warning naming it.
         texts = re.findall(r"[^\s,\[\]]+", str(rates))
-        values = [_number(t) for t in texts]
+        values = [figure(t) for t in texts]
         bad = [t for t, v in zip(texts, values) if v is None]
         if bad:
             return "per_position_acceptance", None, _label(label), ", ".join(bad)
         return "per_position_acceptance", values
 
     def other(self, label, value, *_unit):
-        number = _number(value)
+        number = figure(value)
         item = ("other", (_label(label), number))
         return item if number is not None else (*item, _label(label), str(value))
 
     def column(self, name, children):
         # Every other rule is named after its column: LABEL VALUE [unit].
-        return self._entry(name, children[0], children[1], _number(children[1]))
+        return self._entry(name, children[0], children[1], figure(children[1]))
 
 
 def _stage_as_column(item: tuple) -> tuple:

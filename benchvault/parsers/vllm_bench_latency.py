@@ -51,7 +51,7 @@ _OWN = re.compile(
 _LABEL = r"(?:(?P<label>[^\s:][^:\n]{0,59}?):[ \t]+)?"
 CONTINUES = re.compile(rf"^[\s>#*/-]*{_LABEL}(?:{_OWN.pattern})\s*$", re.I)
 START = re.compile(rf"^[\s>#*/-]*{_LABEL}Avg latency:[ \t]*(?:{_VALUE})[ \t]*seconds?\s*$")
-# What a run's label says it ran with: `bs=8`, `batch size 8`, `input len 128`, `out 256`.
+# What a run's label says it ran with: `bs=8`, `batch size 8`, `input len 128`, `out=256`.
 LABEL_SETTINGS = {
     "batch_size": re.compile(r"\b(?:batch(?:[ _-]?size)?|bs)[ \t]*[=:]?[ \t]*(\d+)\b", re.I),
     "input_len": re.compile(r"\b(?:(?:input[ _-]?len(?:gth)?|isl)[ \t]*[=:]?|in[ \t]*=)[ \t]*(\d+)\b",
@@ -80,8 +80,11 @@ def parse_lines(text: str) -> list[tuple]:
 def build(block: Block) -> list[Parsed | Problem]:
     out: list[Parsed | Problem] = []
     kept: list[str] = []
+    run_label = None        # the run's own label, typed before its first line
     for i, line in enumerate(block.lines):
-        match = _OWN.search(line) if CONTINUES.match(line) else None
+        own = CONTINUES.match(line)
+        run_label = run_label or (own.group("label") if own else None)
+        match = _OWN.search(line) if own else None
         if match is None:
             kept.append("")
             if line.strip():
@@ -126,13 +129,11 @@ def build(block: Block) -> list[Parsed | Problem]:
         case.warnings.append((block.line_start, "the latency result's `Avg latency` line is "
                               "missing: the block starts later"))
     row.update(case.fields)
-    label = next((m.group("label") for line in block.lines
-                  if (m := CONTINUES.match(line)) and m.group("label")), None)
-    if label:
-        # the run's own label, typed before its line: it names the run and what it ran with
-        row["label"] = label.strip(" *_`")
+    if run_label:
+        # it names the run and what it ran with
+        row["label"] = run_label.strip(" *_`")
         for column, pattern in LABEL_SETTINGS.items():
-            setting = pattern.search(label)
+            setting = pattern.search(run_label)
             if setting:
                 row[column] = int(setting.group(1))
     row["phase"] = "benchmark"

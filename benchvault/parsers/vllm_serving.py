@@ -153,11 +153,11 @@ GARBLED_FIGURE = re.compile(r"\d[!?*~^$&@]|[!?*~^$&@]\d")
 STORAGE_RE = re.compile(r"^Storage(?:\s*\((?P<backend>[^)]*)\))?$", re.I)
 
 
-def _cache_report_key(label: str, printed: str, extra: dict[str, Any]
-                      ) -> tuple[str | None, str]:
-    """SGLang's `Cache Hit Details` (`--cache-report`) by its result JSON's `cache_report`
-    keys: the counts under `Total cached tokens:` are `device_cached_tokens` ..., the shares
-    under `Cache hit rate: 50.0%` `device_cached_pct` ...; None: nothing more to store."""
+def _cache_report_key(label: str, printed: str, extra: dict[str, Any]) -> tuple[str, str]:
+    """(key, value as printed) of a line of SGLang's `Cache Hit Details` (`--cache-report`),
+    by its result JSON's `cache_report` keys: the counts under `Total cached tokens:` are
+    `device_cached_tokens` ..., the shares under `Cache hit rate: 50.0%` `device_cached_pct`
+    ... (a storage tier's backend goes to ``extra`` as `storage_backend`)."""
     share = "cache_hit_rate_pct" in extra
     storage = STORAGE_RE.match(label.strip())
     if storage:
@@ -253,8 +253,6 @@ def build(block: Block) -> Parsed:
                 key = snake_name(label)
                 if section and "cache hit" in section.lower():
                     key, printed = _cache_report_key(label, printed, extra)
-                    if key is None:
-                        continue
                 if key in extra and section:      # the same label in another section
                     key = f"{snake_name(section)}_{key}"
                 try:

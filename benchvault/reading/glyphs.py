@@ -39,9 +39,16 @@ RECORD_HEADER_RE = re.compile(r"(?:\([\w .:-]{1,40} pid=\d+\)[ \t]+)?"
 SPLICE_MARK_RE = re.compile(r"[ \t]*\$?[ \t]*$")
 
 
-def may_be_spliced(text: str) -> bool:
-    """The cheap test first: two log levels on one line."""
-    return text.count("INFO ") + text.count("WARNING ") > 1
+def split_joined(text: str, known: Callable[[str], bool]) -> list[str] | None:
+    """The lines ``text`` joined (by a glyph, or a record spliced onto a cut one), or None when
+    it joined none; the cheap tests first."""
+    if "\\n" in text or not text.isascii() and any(glyph in text for glyph in GLYPHS):
+        pieces = split_glyphs(text, known)
+        if pieces:
+            return pieces
+    if text.count("INFO ") + text.count("WARNING ") > 1:      # two log levels on one line
+        return split_spliced(text)
+    return None
 
 
 def split_spliced(text: str) -> list[str] | None:

@@ -21,7 +21,7 @@ from .cmdline import invoked_at
 from .doctype import by_suffix, is_capture_line
 from .embedded import Embedded, Openers, Region
 from .fastlane import FastLane
-from .glyphs import GLYPHS, may_be_spliced, split_glyphs, split_spliced
+from .glyphs import split_joined
 from .inlinecode import code_spans
 from .wrap import (WRAP_BREAK, Pane, at_edge, cut_in_token, joined, parted_flag, printed_widths,
                    ragged_joined, ragged_readings, readings)
@@ -355,16 +355,10 @@ class Segmenter:
                         text = remark.group("head") if remark else text
                 if self.prefix or text[:1] in PREFIX_INITIALS:
                     text = self._unprefix_run(text)
-                if "\\n" in text or not text.isascii() and any(g in text for g in GLYPHS):
-                    pieces = split_glyphs(text, self._known)
-                    if pieces:      # read as the lines it joined, each at the joining line
-                        again.extend((lineno, piece) for piece in pieces)
-                        continue
-                if may_be_spliced(text):
-                    pieces = split_spliced(text)
-                    if pieces:      # read as the lines it joined, each at the joining line
-                        again.extend((lineno, piece) for piece in pieces)
-                        continue
+                pieces = split_joined(text, self._known)
+                if pieces:          # read as the lines it joined, each at the joining line
+                    again.extend((lineno, piece) for piece in pieces)
+                    continue
                 if self.markdown and "`" in text:
                     quoted = self._quoted_records(text)
                     if quoted:      # read as the lines it quotes, each at the quoting line

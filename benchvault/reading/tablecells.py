@@ -99,20 +99,14 @@ def table_rows(block: Block, fmt: str, header: list[str], body: list[list[str]],
     return [Parsed(row=table, children=cells)]
 
 
-def claiming_format(lines: list[str], me: object, formats: Iterable[object]) -> object | None:
+def claiming_format(lines: list[str], me: object, formats: Iterable[object], *,
+                    or_starting: bool = False) -> object | None:
     """The format other than ``me`` that claims the table of ``lines`` by what it holds (a
-    table retyped by hand), None when none does."""
-    return next((f for f in formats if f is not me and getattr(f, "claims", None) is not None
-                 and f.claims(lines)), None)
-
-
-def claimed_by_other_format(lines: list[str], me: object, formats: Iterable[object]
-                            ) -> object | None:
-    """The format that reads a table of ``lines`` (a llama-bench table, a GuideLLM table
-    retyped by hand), which is then never a published table; None when none does."""
+    table retyped by hand); with ``or_starting``, also one that claims nothing but starts at its
+    first line (a llama-bench table).  None when none does."""
     return next((f for f in formats if f is not me and (
-        f.claims(lines) if getattr(f, "claims", None) is not None else f.starts(lines[0]))),
-        None)
+        f.claims(lines) if getattr(f, "claims", None) is not None
+        else or_starting and f.starts(lines[0]))), None)
 
 
 def cells(line: str) -> list[str]:

@@ -145,6 +145,10 @@ class ServerLaunch(Provenance):
         "free memory around other steps (avail_mem_before_distributed_init, ...).")
 
 
+# The periodic log lines a server launch printed, each row linked to its launch (launch_id).
+LOGGED_BY_LAUNCH = ("spec_decode_metrics", "engine_stats", "kv_transfer_metrics")
+
+
 class SpecDecodeMetric(Provenance):
     __table__ = "spec_decode_metrics"
     __description__ = ("Speculative-decoding log lines (vLLM V0 `Speculative metrics:` and "
