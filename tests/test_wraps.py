@@ -254,3 +254,14 @@ def test_a_capture_wrapped_at_no_one_width_in_a_note_reads_as_printed(tmp_path, 
     got = rows_of(tmp_path, "wrapped.md", f"Logs:\n\n```\n{RAGGED[wrap](text)}\n```\n")
     for table in TABLES:
         assert got[table] == want[table], table
+
+
+def test_a_line_after_a_record_may_start_with_a_letter_outside_ascii(tmp_path):
+    # GuideLLM heads its tables with `ℹ` (a letter to Python, no word the grammars know)
+    # under a record that ends on a letter: it goes on no word, and ingesting goes on.
+    note = tmp_path / "note.md"
+    note.write_text("- Maximum concurrency for 262,144 tokens per request: 1.14x\n"
+                    "ℹ Request Latency Statistics (Completed Requests)\n", encoding="utf-8")
+    ingest_into(tmp_path / "w.db", note)
+    conn = sqlite3.connect(tmp_path / "w.db")
+    assert conn.execute("SELECT max_concurrency_x FROM server_launches").fetchall() == [(1.14,)]

@@ -155,9 +155,10 @@ def cut_in_token(left: str, right: str) -> bool:
         return True
     if a in "/#(_-=" or b in "%,;:)/":
         return True
-    if a.isalpha() and b.isalpha():     # a word the grammars know, cut (`thro|ughput`)
-        head, tail = left[len(left.rstrip(ascii_letters)):], WORD_START.match(right).group(0)
-        return (head + tail).lower() in vocabulary()
+    tail = WORD_START.match(right)      # (a letter outside ASCII starts no word they know)
+    if a.isalpha() and tail is not None:    # a word the grammars know, cut (`thro|ughput`)
+        head = left[len(left.rstrip(ascii_letters)):]
+        return (head + tail.group(0)).lower() in vocabulary()
     return False
 
 
