@@ -98,6 +98,24 @@ def test_a_wrapped_capture_reads_as_printed(tmp_path, capture, wrap):
         assert got[table] == want[table], table
 
 
+NARROW = {"hard-40": lambda t: hard(t, 40), "hard-50": lambda t: hard(t, 50),
+          "word-50": lambda t: word(t, 50, True), "word-60": lambda t: word(t, 60, False)}
+
+
+@pytest.mark.parametrize("wrap", sorted(NARROW))
+@pytest.mark.parametrize("capture", ["engine_stats/v0_metrics_issue22230.log",
+                                     "engine_stats/v1_loggers_issue14226.log",
+                                     "spec_decode/v1_log_rename_pr15902.log",
+                                     "sglang_stats/derived-sglang-0.5-2026-current.log"])
+def test_a_stats_capture_from_a_narrow_pane_reads_as_printed(tmp_path, capture, wrap):
+    # A phone's terminal or a split pane cuts a stats line into five pieces or more.
+    text = (FIXTURES / capture).read_text(encoding="utf-8")
+    want = rows_of(tmp_path, "printed.log", text)
+    got = rows_of(tmp_path, "narrow.log", NARROW[wrap](text))
+    for table in TABLES:
+        assert got[table] == want[table], table
+
+
 def hanging(text: str, width: int) -> str:
     """A word wrap with a hanging indent (an editor's or a renderer's): each piece after the
     first starts with four blanks."""

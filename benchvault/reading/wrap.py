@@ -29,7 +29,7 @@ WORD_START = re.compile(r"^[A-Za-z]+")
 # A field of a record: its label, then its value (`GPU KV cache usage: 42.2%`).
 FIELD_START = re.compile(r"^\s*[A-Za-z#][\w #/().-]{0,60}:\s*[-+\d]")
 FIRST_WORD = re.compile(r"\s*(\S+)")
-MIN_WRAPPED_WIDTH = 60      # no pane is narrower
+MIN_WRAPPED_WIDTH = 32      # no pane is narrower (a phone's terminal, a split tmux pane)
 FLAG_START = re.compile(r"--?[A-Za-z]")
 # A line that starts a log record, a block or a table never goes on with a wrapped one.
 WRAP_BREAK = re.compile(r"^(?:Namespace\(|={3}|-{3}|INFO\b|WARNING\b|DEBUG\b|ERROR\b|\||`{3}"
