@@ -59,11 +59,44 @@ def _stat_row(row: list[str]) -> bool:
     return bool(words) and all(STAT_WORD.match(w) for w in words)
 
 
+def spans(line: str) -> list[tuple[int, int]]:
+    """Where each of ``cells(line)`` stands in the line: (first, past last) character."""
+    bars = [i for i, c in enumerate(line) if c == "|"]
+    text = line.strip()
+    bordered = len(text) > 1 and text.startswith("|") and text.endswith("|")
+    edges = bars if bordered else [-1, *bars, len(line)]
+    return [(a + 1, b) for a, b in zip(edges, edges[1:])]
+
+
+def spread(group: str, under: str) -> list[str] | None:
+    """The cells of the header line ``group`` when its groups span several cells of the line
+    ``under`` it (`| TTFT ms |` over `| Mdn | p95 |`, each group one cell): each group stands
+    over the first cell it spans and an empty cell over each further one (as the console
+    prints it).  Where each of the group line's bars stands over one of ``under``'s, a group
+    spans the cells between its bars; where the retyping kept no column, each group after the
+    first spans as many cells as the others.  None: no such spread."""
+    tops, bottoms = cells(group), cells(under)
+    if len(tops) >= len(bottoms) or len(tops) < 2:
+        return None
+    top_spans, bottom_spans = spans(group), spans(under)
+    ends = {past for _, past in bottom_spans}
+    if all(past in ends for _, past in top_spans):
+        owner = [next(i for i, (_, past) in enumerate(top_spans) if end <= past)
+                 for _, end in bottom_spans]
+        return [tops[o] if o not in owner[:i] else "" for i, o in enumerate(owner)]
+    # (no column kept: the first cell names the rows, each group spans as many cells)
+    per, left = divmod(len(bottoms) - 1, len(tops) - 1)
+    if left or per < 2:
+        return None
+    return [tops[0], *(cell for top in tops[1:] for cell in [top] + [""] * (per - 1))]
+
+
 def _tables(lines: list[str]) -> list[tuple[list[list[str]], list[tuple[int, list[str]]]]]:
     """(header rows, [(line index, body cells)]) of each table of ``lines``: a body row holds
     a number; header rows come before the body rows of their table."""
     tables: list[tuple[list[list[str]], list[tuple[int, list[str]]]]] = []
     header: list[list[str]] = []
+    raw: list[str] = []                     # the header rows' lines
     body: list[tuple[int, list[str]]] = []
     for index, line in enumerate(lines):
         if "|" not in line or SEPARATOR.match(line):
@@ -74,8 +107,11 @@ def _tables(lines: list[str]) -> list[tuple[list[list[str]], list[tuple[int, lis
             continue
         if body:                            # a header after body rows: the next table
             tables.append((header, body))
-            header, body = [], []
+            header, raw, body = [], [], []
+        if raw and spread(raw[-1], line) is not None:
+            header[-1] = spread(raw[-1], line)
         header.append(row)
+        raw.append(line)
     if body:
         tables.append((header, body))
     return tables
