@@ -123,6 +123,7 @@ for _kind, _why, _fixtures in [
     )),
     ('foreign', "a foreign line inside a hand-made markdown table ends the table, as for serving_retyped above: the rows after it have no header (llama_retyped)", (
         'llama_retyped/derived-three-shapes',
+        'llama_retyped/derived-tests-as-columns-beside-ttft',
         'llama_retyped/real-strix-halo-perf-backend-version-build',
     )),
     ('foreign', "a shell prompt (`$ nvidia-smi`) typed inside a table aligned with spaces starts another command's output, so the table ends there and the rows after it have no header; a line of prose is skipped with a warning (aligned_table)", (

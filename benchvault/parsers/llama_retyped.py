@@ -156,7 +156,7 @@ def _label_values(name: str, cell: str) -> dict[str, Any]:
                 f"{header}: {loose.group(2)!r} is not a build number: left empty"]}
         return {"build_commit": text}
     if field in ("model_size", "model_n_params"):
-        words = text.split()
+        words = re.sub(r"^([\d.,]+)([A-Za-z]+)$", r"\1 \2", text).split()    # (`1.10B`)
         factors = SIZE_FACTORS if field == "model_size" else COUNT_FACTORS
         value, _ = cell_number(words[0]) if words else (None, None)
         if len(words) == 2 and value is not None and words[1] in factors:
@@ -264,14 +264,16 @@ def _merged(labels: dict[str, Any], test: dict[str, int], rate: dict[str, float]
 
 
 # A serving latency in a header: the table is a serving result's (serving_retyped), even
-# with llama-bench-like `pp (t/s)` / `tg (t/s)` columns beside it.
+# with llama-bench-like `pp (t/s)` / `tg (t/s)` columns beside it; not when a header names a
+# test as llama-bench does (`pp512 (t/s) | tg128 (t/s) | TTFT (512tok)`).
 SERVING = re.compile(r"(?<![A-Za-z])(?:TTFT|TPOT|ITL|E2EL?)(?![A-Za-z])", re.I)
 
 
 def resembles(lines: list[str]) -> bool:
     """A table of llama-bench results retyped by hand (not llama-bench's own table, nor a
     serving result's)."""
-    if not lines or HEADER_RE.search(lines[0]) or SERVING.search(lines[0]):
+    if not lines or HEADER_RE.search(lines[0]) \
+            or SERVING.search(lines[0]) and not TEST.search(lines[0]):
         return False
     t = table(lines)
     return t is not None and _results(t) is not None
