@@ -98,6 +98,7 @@ FLAG_FIELDS = {
     "batch_size": "n_batch", "ub": "n_ubatch", "ubatch_size": "n_ubatch", "ctk": "type_k",
     "cache_type_k": "type_k", "ctv": "type_v", "cache_type_v": "type_v", "sm": "split_mode",
     "split_mode": "split_mode", "mg": "main_gpu", "main_gpu": "main_gpu",
+    "ncmoe": "n_cpu_moe", "n_cpu_moe": "n_cpu_moe",
 }
 PROMPT_SYMBOLS = re.compile(r"[^\w\s\x21-\x7e]+")
 MODEL_FLAG = re.compile(r"(?:^|\s)(?:-m|--model)(?:\s+|=)(\S+)")

@@ -38,8 +38,8 @@ from ..reading.tablecells import DIFFERENCE, Table, cell_number, cell_text, tabl
 from ..schemas.llama_bench import LlamaBenchResult
 from .base import Block, Parsed, Problem, claimed_table
 from .grammar import snake_name
-from .llama_bench import (COLUMN_FIELDS, FIELDS, HEADER_RE, SIZE_FACTORS, COUNT_FACTORS,
-                          build_from, model_parts, run_context, test_name, typed)
+from .llama_bench import (COLUMN_FIELDS, FIELDS, FLAG_FIELDS, HEADER_RE, SIZE_FACTORS,
+                          COUNT_FACTORS, build_from, model_parts, run_context, test_name, typed)
 
 # A test as llama-bench names it, anywhere in a header or a cell: `pp512`, `tg 128`,
 # `pp512+tg128`, `pp512 @ d4096`.
@@ -228,11 +228,33 @@ def _run(header: str, columns: list[int]) -> dict[str, Any]:
     return {"label": name, **({"backends": b} if (b := _named_backend(name)) else {})}
 
 
+# A llama-bench flag and its value in a label cell (`-ngl 99 -ncmoe 48 (all experts CPU)`).
+CELL_FLAG = re.compile(r"(?:^|\s)--?(?P<flag>[a-z][\w-]*)[\s=]+(?P<value>[^\s,;()-][^\s,;()]*)")
+
+
+def _flag_values(cell: str) -> dict[str, Any]:
+    """The settings a label cell states as llama-bench's flags (`-ngl 99 -ncmoe 48`)."""
+    out: dict[str, Any] = {"_unread": []}
+    for match in CELL_FLAG.finditer(cell_text(cell)):
+        flag, value = match.group("flag"), match.group("value")
+        field = FLAG_FIELDS.get(flag.replace("-", "_"))
+        if field is not None:
+            try:
+                out[field] = typed(field, value)
+            except ValueError:
+                out["_unread"].append(f"-{flag} {value!r} is no {field}: left empty")
+    return out
+
+
 def _labels(header: list[str], row: list[str], skip: set[int]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for i, name in enumerate(header):
         if i in skip or i >= len(row) or DIFFERENCE.search(cell_text(name)):
             continue
+        flagged = _flag_values(row[i])
+        values.setdefault("_unread", []).extend(flagged.pop("_unread"))
+        for field, value in flagged.items():
+            values.setdefault(field, value)
         found = _label_values(name, row[i])
         extra = found.pop("extra", None)
         values.setdefault("_unread", []).extend(found.pop("_unread", []))
