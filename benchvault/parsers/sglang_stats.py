@@ -43,6 +43,13 @@ COLUMNS = {
     "input throughput (token/s)": ("prompt_throughput", 1.0),
     "cache hit rate": ("prefix_cache_hit_rate_pct", 1.0),     # printed with its `%`
     "#token": ("num_used_tokens", 1.0),
+    # Hybrid models' pools (SchedulerStats' names): `#full token` is the figure `#token` prints
+    # (the full-attention pool), beside the sliding-window pool's and the Mamba state pool's.
+    "#full token": ("num_used_tokens", 1.0),
+    "#swa token": ("swa_used_tokens", 1.0),
+    "swa token usage": ("swa_token_usage", 1.0),
+    "mamba num": ("mamba_used_tokens", 1.0),
+    "mamba usage": ("mamba_usage", 1.0),
     "#new-seq": ("num_new_seqs", 1.0),
     "#new-token": ("num_new_tokens", 1.0),
     "#cached-token": ("num_cached_tokens", 1.0),
@@ -63,7 +70,8 @@ COLUMNS = {
     "#inflight-req": ("num_inflight_queue_reqs", 1.0),
     "#transferring-req": ("num_inflight_queue_reqs", 1.0),
 }
-WHOLE = {"running", "waiting", "num_used_tokens", "num_new_seqs", "num_new_tokens",
+WHOLE = {"running", "waiting", "num_used_tokens", "swa_used_tokens", "mamba_used_tokens",
+         "num_new_seqs", "num_new_tokens",
          "num_cached_tokens", "num_retracted_reqs", "num_prealloc_queue_reqs",
          "num_transfer_queue_reqs", "num_inflight_queue_reqs"}
 FLAGS = {"cuda_graph"}          # True / False

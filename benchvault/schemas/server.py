@@ -273,6 +273,15 @@ class EngineStat(Provenance):
     # SGLang's batch lines (named as its metrics name them: sglang:num_used_tokens ...)
     num_used_tokens: int | None = col("SGLang decode batch: KV-cache tokens in use (`#token`).",
                                       "tokens")
+    swa_used_tokens: int | None = col("SGLang hybrid sliding-window model: tokens in use in "
+                                      "the sliding-window KV pool (`#swa token`).", "tokens")
+    swa_token_usage: float | None = col("SGLang hybrid sliding-window model: share of the "
+                                        "sliding-window KV pool in use (`swa token usage`, 0 to "
+                                        "1).", "fraction")
+    mamba_used_tokens: int | None = col("SGLang hybrid Mamba model: Mamba state slots in use "
+                                        "(`mamba num`).", "slots")
+    mamba_usage: float | None = col("SGLang hybrid Mamba model: share of the Mamba state pool "
+                                    "in use (`mamba usage`, 0 to 1).", "fraction")
     num_new_seqs: int | None = col("SGLang prefill batch: requests it prefills (`#new-seq`).",
                                    "requests")
     num_new_tokens: int | None = col("SGLang prefill batch: prompt tokens it computes "
