@@ -128,6 +128,7 @@ for _kind, _why, _fixtures in [
     )),
     ('foreign', "a shell prompt (`$ nvidia-smi`) typed inside a table aligned with spaces starts another command's output, so the table ends there and the rows after it have no header; a line of prose is skipped with a warning (aligned_table)", (
         'aligned_table/real-b70-xpu-w4a16-fenced-serving',
+        'aligned_table/derived-copied-from-a-page-tab-separated',
     )),
     ('cut', "the results of one row of a retyped llama-bench table (one per test column) share its line and carry the heading as their label, while this test counts a run that shares its first line as printed only when a row starts with its label (GuideLLM's rows)", (
         'llama_retyped/derived-three-shapes',

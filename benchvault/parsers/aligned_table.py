@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from . import block_formats
+from . import block_formats, llama_bench
 from .base import Block, BlockFormat, Parsed, Problem
 from ..reading.aligned import cells_of, columns, pipe_lines
 from ..reading.tablecells import claiming_format
@@ -57,7 +57,9 @@ def build(block: Block) -> list[Parsed | Problem]:
                                           for i, line in enumerate(rows, 1))])
     if pipes is None:
         return []
-    fmt = claiming_format(pipes, FORMAT, block_formats())
+    # (llama-bench's own table, its pipes lost in a copy from a rendered page, is its own)
+    fmt = claiming_format(pipes, FORMAT, block_formats()) or \
+        (llama_bench.FORMAT if llama_bench.FORMAT.starts(pipes[0]) else None)
     if fmt is None:
         return []
     # (the delimiter row stands one line above the header, so each row keeps its line)
@@ -73,10 +75,11 @@ FORMAT = BlockFormat(
     description="Results retyped as a plain-text table aligned with spaces (no pipes): read "
                 "by the table format that claims it by its header words.",
     upstream=("llama-bench / vllm bench serve / GuideLLM results, retyped as aligned text",),
-    # (a figure after the two blanks that part a header's cells: a note's `odd TTFT` or a
-    # stats line's `Swapped` holds none, and a server log is full of those)
-    markers=("  pp", "  PP", "  tg", "  TG", "  TTFT", "  TPOT", "  ITL", "  E2E", "  Latency",
-             "  latency", "  Throughput", "  throughput", "t/s", "req/s"),
+    # (a figure after the two blanks or the tab that part a header's cells: a note's `odd
+    # TTFT` or a stats line's `Swapped` holds none, and a server log is full of those)
+    markers=(*(gap + word for gap in ("  ", "\t") for word in (
+        "pp", "PP", "tg", "TG", "TTFT", "TPOT", "ITL", "E2E", "Latency", "latency", "Throughput",
+        "throughput")), "t/s", "req/s"),
     start=HEADER,
     end=None,
     max_lines=2_000,

@@ -11,7 +11,8 @@ The header names the columns: its cells are parted by two blanks or more (a cell
 (from its header's start to the next one's) they overlap most, so a value right-aligned under
 its header, or a label with a double blank inside (``int4  (AutoRound)``), still lands in its
 column.  :func:`pipe_lines` gives the pipe table (header, delimiter row, rows) that the table
-formats read.
+formats read.  A table copied from a rendered page parts its cells by one tab each instead:
+its rows' cells are counted, not placed (:func:`tab_separated`).
 """
 
 from __future__ import annotations
@@ -51,10 +52,34 @@ def row_cells(line: str, heads: list[tuple[int, str]]) -> list[str]:
     return ["  ".join(cell) for cell in out]
 
 
+def tab_cells(line: str) -> list[str]:
+    """A line's cells parted by tabs, one per tab (an empty cell between two)."""
+    return [" ".join(cell.split()) for cell in line.strip("\n").split("\t")]
+
+
+def tab_separated(lines: list[str]) -> bool:
+    """A table copied from a rendered page (a web page's, a sheet's): its cells parted by one
+    tab each, however wide, so a row's cells stand under its header's by their count, not by
+    their place on the line.  The header and every row hold tabs."""
+    filled = [line for line in lines if line.strip()]
+    return bool(filled) and all("\t" in line.strip() for line in filled) \
+        and len(tab_cells(filled[0].strip())) >= MIN_COLUMNS
+
+
 def pipe_lines(lines: list[str]) -> list[str] | None:
     """The pipe table ``lines`` (header first, then rows; blank lines skipped) stand for:
     header, delimiter row, one line per row; None when they are no aligned table (too few
     columns, or a row with more pieces than the header has columns)."""
+    if tab_separated(lines):
+        names = tab_cells(lines[0].strip())
+        rows = []
+        for line in lines[1:]:
+            cells = tab_cells(line.strip()) if line.strip() else []
+            if len(cells) > len(names):
+                return None
+            rows.append("| " + " | ".join(cells + [""] * (len(names) - len(cells))) + " |"
+                        if cells else "")
+        return ["| " + " | ".join(names) + " |", "|" + "---|" * len(names), *rows]
     heads = columns(lines[0]) if lines else None
     if heads is None:
         return None
