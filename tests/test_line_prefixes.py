@@ -77,3 +77,33 @@ def test_a_wide_paste_does_not_hide_a_wrapped_one_after_it(tmp_path):
     assert len(alone) >= 2 and len(rows) == 1 + len(alone)
     assert prompt == 12.5   # avg prompt throughput of the whole line
     assert rows[1:] == alone
+
+
+@pytest.mark.parametrize("before", ["", "[Bug] ", "Server log: ", "> "])
+def test_an_sglang_line_behind_a_typed_tag_with_a_remark_after_it(tmp_path, before):
+    # An issue's title pasted as its first line: a tag typed before SGLang's dated prefix,
+    # the writer's question after the figures.
+    note = tmp_path / "note.md"
+    note.write_text(f"{before}[2026-06-28 15:16:45] max_total_num_tokens=2086558, "
+                    "chunked_prefill_size=8192, max_prefill_tokens=16384, "
+                    "max_running_requests=33, context_len=256000, available_gpu_mem=17.22 GB"
+                    "  means KV Cache Available total is 2M?\n", encoding="utf-8")
+    ingest_into(tmp_path / "w.db", note)
+    conn = sqlite3.connect(tmp_path / "w.db")
+    assert conn.execute("SELECT kv_cache_tokens, max_num_seqs, max_model_len, "
+                        "available_gpu_mem_gib, started_at FROM server_launches").fetchall() \
+        == [(2086558, 33, 256000, 17.22, "2026-06-28 15:16:45")]
+
+
+def test_a_remark_after_a_stats_line_costs_no_field(tmp_path):
+    note = tmp_path / "note.md"
+    note.write_text(
+        "INFO 03-05 18:47:22 [loggers.py:116] Engine 000: Avg prompt throughput: 1480.0 "
+        "tokens/s, Avg generation throughput: 1.1 tokens/s, Running: 4 reqs, Waiting: 0 reqs, "
+        "GPU KV cache usage: 15.3%, Prefix cache hit rate: 42.0%   <-- stalls here\n",
+        encoding="utf-8")
+    ingest_into(tmp_path / "w.db", note)
+    conn = sqlite3.connect(tmp_path / "w.db")
+    assert conn.execute("SELECT gpu_kv_cache_usage_pct, prefix_cache_hit_rate_pct "
+                        "FROM engine_stats").fetchall() == [(15.3, 42.0)]
+    assert conn.execute("SELECT count(*) FROM unparsed_blocks").fetchone() == (0,)

@@ -93,6 +93,21 @@ def in_parser(grammar_file: str, module_file: str, transformer: type[Transformer
     return parser
 
 
+FIELD_IN_REMARK = re.compile(r"[:=]\s*[-+]?\.?\d")
+
+
+def _remark_at(text: str, column: int | None) -> int | None:
+    """Where a writer's remark starts after a one-line record (`... available_gpu_mem=17.22 GB
+    ⎵⎵means the KV cache is 2M?`): the grammar stopped at words two blanks or more after the
+    record.  None: no such remark."""
+    if not column or column < 3 or "\n" in text:
+        return None
+    at = column - 1
+    # (words, not a field the grammar does not know: `Label: 3` or `key=3` is data)
+    return at if text[at - 2:at].isspace() and not text[at].isdigit() \
+        and not FIELD_IN_REMARK.search(text, at) else None
+
+
 def parse(parser: Lark, text: str, what: str) -> Any:
     """``parser.parse(text)`` (each shape of text parsed once, see :mod:`.memo`), or a
     BlockParseError naming the line (within ``text``) and what was found there:
@@ -103,6 +118,12 @@ def parse(parser: Lark, text: str, what: str) -> Any:
     try:
         return memo(text)
     except UnexpectedInput as exc:
+        remark = _remark_at(text, getattr(exc, "column", None))
+        if remark is not None:
+            try:
+                return memo(text[:remark].rstrip())
+            except LarkError:
+                pass
         line = getattr(exc, "line", None)
         lines = text.splitlines()
         bad = lines[line - 1].strip() if line and 0 < line <= len(lines) else text[:120]

@@ -30,9 +30,11 @@ LOG_PREFIX = re.compile(
     r"(?:^|[\s)\"'`])(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL)\s+"
     r"(?P<month>\d\d)-(?P<day>\d\d)\s+(?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)?\s+"
     r"(?:\[[^\]\s]+:\d+\]|[\w.\-]+:\d+\])\s?")
+# SGLang's `[2025-10-16 09:12:03 DP1 TP8] `, at the start or after what a writer or a collector
+# put before it (`[Bug] `, `Server log: `): the message starts after it.
 DATED_PREFIX = re.compile(
-    r"^\s*\[(?P<year>\d{4})-(?P<month>\d\d)-(?P<day>\d\d)[ T](?P<time>\d\d:\d\d:\d\d)"
-    r"(?:[.,]\d+)?(?:\s+[A-Z]{2,4}\d+)*\]\s?")    # SGLang's rank tags: `[... DP1 TP8]`
+    r"(?:^|(?<=[\s)\]|:>]))\s*\[(?P<year>\d{4})-(?P<month>\d\d)-(?P<day>\d\d)[ T]"
+    r"(?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)?(?:\s+[A-Z]{2,4}\d+)*\]\s?")
 # ... and uvicorn's own `INFO:     ` (no timestamp; vLLM >= 0.31 prints it without the pid tag).
 UVICORN_LEVEL = re.compile(r"\s*(?:(?:INFO|WARNING|ERROR):[ \t]+)?")
 PROCESS_PREFIX = re.compile(r"^\s*(?:[\w.\-]+\s+\|\s*)?(?:\([\w .\-]+pid=\d+\)\s*)?"
@@ -103,7 +105,7 @@ def split_log_line(text: str) -> LogLine:
     if match:
         stamp = LogTime(int(match["month"]), int(match["day"]), match["time"])
         return LogLine(stamp, text[match.end():].strip())
-    match = DATED_PREFIX.match(text)
+    match = DATED_PREFIX.search(text)
     if match:
         stamp = LogTime(int(match["month"]), int(match["day"]), match["time"], int(match["year"]))
         # (uvicorn's own `INFO:     ` may follow: `[2026-05-17 09:34:36] INFO:     Uvicorn ...`)
