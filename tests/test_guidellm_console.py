@@ -22,7 +22,7 @@ def test_console_and_json_of_one_run_are_one_run_each(tmp_path):
                     "FROM serving_runs ORDER BY id")
     # Both benchmarks seen twice: the printed table agrees with the JSON at its precision.
     assert [(r["label"], r["max_concurrency"], r["completed"], r["sightings"]) for r in runs] == \
-        [("synchronous", 1, 26, 2), ("concurrent 16", 16, 282, 2)]
+        [("synchronous", 1, 26, 2), ("concurrent@16", 16, 282, 2)]
     assert runs[0]["mean_ttft_ms"] == 48.31        # the JSON's precision wins
     formats = {r["format"] for r in rows(db, "SELECT format FROM sightings")}
     assert formats == {"guidellm_report", "guidellm_console"}

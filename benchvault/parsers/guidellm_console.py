@@ -473,7 +473,7 @@ class Benchmark:
                 self.values["request_rate"] = float(number)
                 self.tolerance["request_rate"] = half_unit(number) or 0.0
         if kind:
-            self.extra.setdefault("label", f"{kind} {match.group('value')}"
+            self.extra.setdefault("label", f"{kind}@{match.group('value')}"   # (as printed)
                                   if match and match.group("value") else kind)
         if match is None and "@" in text:       # `constant@1!.5`: the kind without its value
             raise CellError(f"cannot read the strategy {text!r}")

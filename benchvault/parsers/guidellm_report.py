@@ -154,7 +154,7 @@ def bench_to_parsed(bench: dict, report: dict, context: Context, line: int) -> P
         model=model if isinstance(model, str) else None,
         backend=backend if isinstance(backend, str) else None,
         extra=extra or None, tags=context.tags or None, format=FORMAT.name,
-        label=f"{kind}" + (f" {strategy.get('streams') or strategy.get('rate')}"
+        label=f"{kind}" + (f"@{strategy.get('streams') or strategy.get('rate')}"
                            if strategy.get("streams") or strategy.get("rate") else "")
         if kind else None,
         engine=infer_engine(context, model if isinstance(model, str) else None, None, None),
