@@ -126,3 +126,13 @@ def test_rows_of_a_published_table_are_not_llama_bench_rows(tmp_path):
         ""])
     rows, _ = read(tmp_path, note, "note.md")
     assert all(type(r).__name__ != "LlamaBenchResult" for r in rows)
+
+
+@pytest.mark.parametrize("shown", ["±", "Â±", "┬▒", "?", "_", "�", "+/-"])
+def test_a_spread_sign_a_terminal_could_not_show_is_still_the_spread(tmp_path, shown):
+    # A console without UTF-8 (`Â±`, `┬▒`), one without the glyph (`?`, `_`), a lossy decoder.
+    text = "\n".join([HEADER, RULE, *(r.replace("±", shown) for r in ROWS),
+                      "build: 0a1b2c3d (4321)", ""])
+    rows, warnings = read(tmp_path, text)
+    assert values(rows) == WANT
+    assert warnings == []
