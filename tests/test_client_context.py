@@ -108,6 +108,7 @@ def test_sglang_oai_chat_result_block_is_sglang(tmp_path):
     ("CUDA_VISIBLE_DEVICES=0 vllm bench serve --num-prompts 5", {"num_prompts": "5"}),
     ("ssh gpu-node-3 vllm bench serve --request-rate 4", {"request_rate": "4"}),
     ("docker exec vllm bash -c \"vllm bench serve --num-prompts 3\"", {"num_prompts": "3"}),
+    ("`VLLM_USE_V1=1 vllm bench serve --num-prompts 7`", {"num_prompts": "7"}),
 ])
 def test_a_wrapper_does_not_hide_the_command(line, args):
     match = BENCH.search(line)
