@@ -3,9 +3,10 @@ spliced onto the end of another one a terminal cut.
 
 Chat exports, digests and some issue trackers turn a pasted log's newlines into a glyph on one
 physical line: ``Avg latency: 1.23 seconds ⏎ 10% percentile latency: 1.20 seconds`` (also
-``↵``, ``␤``, or the two characters ``\\n`` of an escaped string).  Each piece is the line it
-was.  ⏎, ↵ and ␤ stand for nothing else and always split; an escaped ``\\n`` splits only where
-a piece is a line benchvault knows (a JSON string or a command's argument holds them too).
+``↵``, ``␤``, the two characters ``\\n`` of an escaped string, or an HTML ``<br>`` of a page or
+an issue form).  Each piece is the line it was.  ⏎, ↵ and ␤ stand for nothing else and always
+split; an escaped ``\\n`` or a ``<br>`` splits only where a piece is a line benchvault knows (a
+JSON string, a command's argument or a table's cell holds them too), and never a table's row.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Callable
 GLYPHS = ("\u23ce", "\u21b5", "\u2424")          # ⏎ ↵ ␤
 GLYPH_RE = re.compile(r"[ \t]*[\u23ce\u21b5\u2424][ \t]?")
 ESCAPED_NEWLINE_RE = re.compile(r"(?:\\r)?\\n")
+BR_RE = re.compile(r"[ \t]*<br[ \t]*/?>[ \t]?", re.I)
 
 
 def split_glyphs(text: str, known: Callable[[str], bool]) -> list[str] | None:
@@ -28,6 +30,10 @@ def split_glyphs(text: str, known: Callable[[str], bool]) -> list[str] | None:
         if not any(known(piece) for piece in pieces[1:]):
             return None
         pieces[-1] = pieces[-1].rstrip().rstrip("\"'")     # the escaped string's closing quote
+    elif BR_RE.search(text) and not text.lstrip().startswith("|"):
+        pieces = BR_RE.split(text)
+        if not any(known(piece) for piece in pieces[1:]):
+            return None
     else:
         return None
     return [piece.rstrip() for piece in pieces]
@@ -42,7 +48,8 @@ SPLICE_MARK_RE = re.compile(r"[ \t]*\$?[ \t]*$")
 def split_joined(text: str, known: Callable[[str], bool]) -> list[str] | None:
     """The lines ``text`` joined (by a glyph, or a record spliced onto a cut one), or None when
     it joined none; the cheap tests first."""
-    if "\\n" in text or not text.isascii() and any(glyph in text for glyph in GLYPHS):
+    if "\\n" in text or "<br" in text or "<BR" in text \
+            or not text.isascii() and any(glyph in text for glyph in GLYPHS):
         pieces = split_glyphs(text, known)
         if pieces:
             return pieces
