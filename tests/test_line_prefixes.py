@@ -107,3 +107,30 @@ def test_a_remark_after_a_stats_line_costs_no_field(tmp_path):
     assert conn.execute("SELECT gpu_kv_cache_usage_pct, prefix_cache_hit_rate_pct "
                         "FROM engine_stats").fetchall() == [(15.3, 42.0)]
     assert conn.execute("SELECT count(*) FROM unparsed_blocks").fetchone() == (0,)
+
+
+SERVING_BLOCK = """\
+============ Serving Benchmark Result ============
+Successful requests:                     200
+Benchmark duration (s):                  41.07
+Request throughput (req/s):              4.87
+---------------Time to First Token----------------
+Mean TTFT (ms):                          88.41
+P99 TTFT (ms):                           190.77
+==================================================
+"""
+
+
+@pytest.mark.parametrize("blank,mark", [("\u00a0", ""), ("\u202f", ""), ("\u2009", ""),
+                                        (" ", "\u200b"), (" ", "\ufeff")])
+def test_a_page_s_typographic_blanks_and_zero_width_marks_are_what_a_terminal_printed(
+        tmp_path, blank, mark):
+    # Copied from a rendered page: its <pre> kept no-break spaces, or a zero-width mark stayed
+    # at each line's start.
+    note = tmp_path / "note.md"
+    note.write_text("".join(mark + line.replace(" ", blank) + "\n"
+                            for line in SERVING_BLOCK.splitlines()), encoding="utf-8")
+    ingest_into(tmp_path / "w.db", note)
+    conn = sqlite3.connect(tmp_path / "w.db")
+    assert conn.execute("SELECT completed, duration, mean_ttft_ms, p99_ttft_ms "
+                        "FROM serving_runs").fetchall() == [(200, 41.07, 88.41, 190.77)]

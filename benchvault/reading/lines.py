@@ -78,8 +78,15 @@ def shown_line(text: str) -> str:
     if not text.isascii():
         import ftfy  # here: most lines are ASCII and most runs need no ftfy at all
 
-        text = ftfy.fix_text(text, unescape_html=False, uncurl_quotes=False)
+        text = ftfy.fix_text(text, unescape_html=False, uncurl_quotes=False).translate(SPACES)
     return text
+
+
+# A page's no-break and typographic spaces are the blanks a terminal printed; zero-width marks
+# (a word joiner, a byte-order mark a copy left at a line's start) are nothing.
+SPACES = {**{ord(c): " " for c in "\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+             "\u2008\u2009\u200a\u202f\u205f"},
+          **{ord(c): None for c in "\u200b\u200c\u2060\ufeff"}}
 
 
 # A line where without_prefix would look for a prefix, but for a `|` (take_plain's span holds
