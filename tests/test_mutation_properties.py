@@ -123,6 +123,7 @@ for _kind, _why, _fixtures in [
     )),
     ('foreign', "a foreign line inside a hand-made markdown table ends the table, as for serving_retyped above: the rows after it have no header (llama_retyped)", (
         'llama_retyped/derived-three-shapes',
+        'llama_retyped/derived-sizes-in-units-bare-means',
         'llama_retyped/derived-tests-as-columns-beside-ttft',
         'llama_retyped/real-strix-halo-perf-backend-version-build',
     )),
@@ -131,6 +132,7 @@ for _kind, _why, _fixtures in [
         'aligned_table/derived-copied-from-a-page-tab-separated',
     )),
     ('cut', "the results of one row of a retyped llama-bench table (one per test column) share its line and carry the heading as their label, while this test counts a run that shares its first line as printed only when a row starts with its label (GuideLLM's rows)", (
+        'llama_retyped/derived-sizes-in-units-bare-means',
         'llama_retyped/derived-three-shapes',
     )),
     ('cut', "a hand-made table cut before its second latency or throughput row is no serving result any more (two make one) and stays a published table; and the runs of a metrics-as-rows table share their lines and are named by column headers, while this test counts a run that shares its first line as printed only when a row starts with its label (GuideLLM's rows)", (

@@ -153,8 +153,8 @@ class TableToValues(Transformer):
     def params_value(self, number, unit):
         return _whole(float(number) * COUNT_FACTORS[str(unit)], number)
 
-    def ts_value(self, mean, std):
-        return {"avg_ts": float(mean), "stddev_ts": float(std)}
+    def ts_value(self, mean, std=None):
+        return {"avg_ts": float(mean), "stddev_ts": float(std) if std is not None else None}
 
     def test_value(self, *parts):
         values = {"n_prompt": 0, "n_gen": 0, "n_depth": 0}
@@ -207,7 +207,7 @@ def _whole(value: float, printed: Any) -> int:
 
 
 CELL_SHAPES = {"model_value": "a model like `llama 7B Q4_0`", "size_value": "a size like `3.56 GiB`", "params_value": "a count like `6.74 B`",
-               "ts_value": "`mean ± std`", "test_value": "a test like `pp512`, `tg128`, "
+               "ts_value": "`mean ± std` or a mean", "test_value": "a test like `pp512`, `tg128`, "
                "`pp512+tg128`, `pp512 @ d4096` or `tg128@pp512`"}
 
 

@@ -42,8 +42,9 @@ from .llama_bench import (COLUMN_FIELDS, FIELDS, FLAG_FIELDS, HEADER_RE, SIZE_FA
                           COUNT_FACTORS, build_from, model_parts, run_context, test_name, typed)
 
 # A test as llama-bench names it, anywhere in a header or a cell: `pp512`, `tg 128`,
-# `pp512+tg128`, `pp512 @ d4096`.
-TEST = re.compile(r"(?<![A-Za-z0-9])(?:pp\s?(?P<pp>\d+)(?:\s?\+\s?tg(?P<pptg>\d+))?|tg\s?(?P<tg>\d+))"
+# `pp512+tg128`, `pp512 @ d4096`; retyped, its size in brackets (`PP (512)`).
+TEST = re.compile(r"(?<![A-Za-z0-9])(?:pp\s?\(?(?P<pp>\d+)\)?(?:\s?\+\s?tg(?P<pptg>\d+))?"
+                  r"|tg\s?\(?(?P<tg>\d+)\)?)"
                   r"(?:\s?@\s?d(?P<depth>\d+))?(?![A-Za-z0-9])", re.I)
 # Words that say a column holds tokens per second, left off a run's name.
 RATE = re.compile(r"\(?\s*(?:t/s|tok/s|tokens?/s(?:ec)?|tps)\s*\)?|\[(?:t/s|tok/s)\]", re.I)
@@ -65,6 +66,9 @@ LABEL_WORDS = (
     (re.compile(r"^(?:threads|n_threads)$", re.I), "n_threads"),
     (re.compile(r"^(?:gpu layers|n_gpu_layers)$", re.I), "n_gpu_layers"),
 )
+# A size retyped in the units it was written in (`17.3 GB`: what it says, not llama-bench's GiB).
+DECIMAL_SIZES = {"KB": 10 ** 3, "MB": 10 ** 6, "GB": 10 ** 9, "TB": 10 ** 12}
+HEADER_UNIT = re.compile(r"[(\[]\s*([KMGT]i?B|[KMBT])\s*[)\]]")     # `Size (GiB)`, `Params (B)`
 COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
 BUILD_NUMBER = re.compile(r"^b(\d{3,5})$", re.I)
 LOOSE_BUILD = re.compile(r"^([0-9a-f]{6,40})\s*\(([^()]*)\)$")   # `137435ff (8!92)`
@@ -157,7 +161,10 @@ def _label_values(name: str, cell: str) -> dict[str, Any]:
         return {"build_commit": text}
     if field in ("model_size", "model_n_params"):
         words = re.sub(r"^([\d.,]+)([A-Za-z]+)$", r"\1 \2", text).split()    # (`1.10B`)
-        factors = SIZE_FACTORS if field == "model_size" else COUNT_FACTORS
+        factors = {**SIZE_FACTORS, **DECIMAL_SIZES} if field == "model_size" else COUNT_FACTORS
+        unit = HEADER_UNIT.search(header)
+        if len(words) == 1 and unit is not None:        # (`Size (GiB)` over `4.58`)
+            words.append(unit.group(1))
         value, _ = cell_number(words[0]) if words else (None, None)
         if len(words) == 2 and value is not None and words[1] in factors:
             return {field: round(value * factors[words[1]])}
