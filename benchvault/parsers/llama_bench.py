@@ -207,7 +207,7 @@ def _whole(value: float, printed: Any) -> int:
 
 
 CELL_SHAPES = {"model_value": "a model like `llama 7B Q4_0`", "size_value": "a size like `3.56 GiB`", "params_value": "a count like `6.74 B`",
-               "ts_value": "`mean ± std` or a mean", "test_value": "a test like `pp512`, `tg128`, "
+               "ts_value": "`mean ± std`", "test_value": "a test like `pp512`, `tg128`, "
                "`pp512+tg128`, `pp512 @ d4096` or `tg128@pp512`"}
 
 
