@@ -127,6 +127,9 @@ for _kind, _why, _fixtures in [
         'llama_retyped/derived-tests-as-columns-beside-ttft',
         'llama_retyped/real-strix-halo-perf-backend-version-build',
     )),
+    ('foreign', "a line of text typed between an HTML table's rows is no markup the table's grammar knows: the table is not read, with a warning, and kept raw (published_html)", (
+        'serving_retyped/derived-html-tables',
+    )),
     ('foreign', "a shell prompt (`$ nvidia-smi`) typed inside a table aligned with spaces starts another command's output, so the table ends there and the rows after it have no header; a line of prose is skipped with a warning (aligned_table)", (
         'aligned_table/real-b70-xpu-w4a16-fenced-serving',
         'aligned_table/derived-copied-from-a-page-tab-separated',

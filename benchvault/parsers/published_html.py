@@ -16,13 +16,15 @@ in code fences and tables without a number are skipped.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import lru_cache
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import LarkError
 
+from . import block_formats
 from .base import Block, BlockFormat, Parsed, Problem
-from ..reading.tablecells import cell_text, table_rows
+from ..reading.tablecells import cell_text, claiming_format, table_rows
 
 
 @v_args(inline=True)
@@ -99,8 +101,51 @@ def build(block: Block) -> list[Parsed | Problem]:
     else:
         header = rows[header_at][3]
         body = [r[3] for i, r in enumerate(rows) if i != header_at and not r[1]]
+        # A table of results retyped as HTML reads as the pipe table it stands for, by the
+        # format that claims that (a serving comparison, llama-bench results).
+        claimed = _claimed(block, text[:start].count("\n"), text[start:], header,
+                           [(i, r[3]) for i, r in enumerate(rows) if i != header_at and not r[1]])
+        if claimed is not None:
+            return claimed
     return table_rows(block, FORMAT.name, header, body,
                       caption=cell_text(caption) if caption else None)
+
+
+# What makes an HTML table a run's (a serving latency as vLLM names it, a llama-bench test);
+# an exported report's tables of other figures (`Prompt TPS`, `Avg Latency (s)`) stay published.
+RUN_WORDS = re.compile(r"(?<![A-Za-z])(?:TTFT|TPOT|ITL|E2EL?|(?:pp|tg)\s?\d+|t/s)(?![A-Za-z])",
+                       re.I)
+
+
+def _claimed(block: Block, before: int, html: str, header: list[str],
+             body: list[tuple[int, list[str]]]) -> list[Parsed | Problem] | None:
+    """The rows of the format that claims the table, each at its ``<tr>``'s line; None when
+    none claims it."""
+    words = " ".join([*header, *(cells[0] for _, cells in body if cells)])
+    if not RUN_WORDS.search(words):
+        return None
+    pipes = ["| " + " | ".join(cells) + " |" for cells in
+             [header, ["---"] * len(header), *(cells for _, cells in body)]]
+    fmt = claiming_format(pipes, FORMAT, block_formats())
+    if fmt is None:
+        return None
+    starts = [m.start() for m in re.finditer(r"<tr\b", html, re.I)]
+    at = [block.line_start + before + html[:starts[i]].count("\n") if i < len(starts)
+          else block.line_start for i, _ in body]
+    # (the pipe table's row k stands at line_start + 2 + k: each is put back at its <tr>)
+    where = {block.line_start + 2 + k: line for k, line in enumerate(at)}
+    moved = (lambda line: where.get(line, block.line_start))
+    out = fmt.build(replace(block, format=fmt, lines=pipes))
+    for item in out:
+        if isinstance(item, Problem):
+            item.line = moved(item.line)
+            continue
+        for row in (item.row, *item.children):
+            for name in ("line_start", "line_end"):
+                if getattr(row, name, None) is not None:
+                    setattr(row, name, moved(getattr(row, name)))
+        item.warnings = [(moved(line), reason) for line, reason in item.warnings]
+    return out
 
 
 FORMAT = BlockFormat(
