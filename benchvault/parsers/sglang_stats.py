@@ -50,6 +50,11 @@ COLUMNS = {
     "swa token usage": ("swa_token_usage", 1.0),
     "mamba num": ("mamba_used_tokens", 1.0),
     "mamba usage": ("mamba_usage", 1.0),
+    # (PrefillStats' and SchedulerStats' names)
+    "#pending-token": ("num_pending_tokens", 1.0),
+    "cap len": ("spec_cap_length", 1.0),
+    "block accept len": ("spec_block_accept_length", 1.0),
+    "pre-allocated usage": ("pending_prealloc_token_usage", 1.0),
     "#new-seq": ("num_new_seqs", 1.0),
     "#new-token": ("num_new_tokens", 1.0),
     "#cached-token": ("num_cached_tokens", 1.0),
@@ -71,6 +76,7 @@ COLUMNS = {
     "#transferring-req": ("num_inflight_queue_reqs", 1.0),
 }
 WHOLE = {"running", "waiting", "num_used_tokens", "swa_used_tokens", "mamba_used_tokens",
+         "num_pending_tokens",
          "num_new_seqs", "num_new_tokens",
          "num_cached_tokens", "num_retracted_reqs", "num_prealloc_queue_reqs",
          "num_transfer_queue_reqs", "num_inflight_queue_reqs"}

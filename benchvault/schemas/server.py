@@ -282,6 +282,17 @@ class EngineStat(Provenance):
                                         "(`mamba num`).", "slots")
     mamba_usage: float | None = col("SGLang hybrid Mamba model: share of the Mamba state pool "
                                     "in use (`mamba usage`, 0 to 1).", "fraction")
+    num_pending_tokens: int | None = col("SGLang prefill batch: prompt tokens still to prefill, "
+                                         "in the waiting queue and the chunk in flight "
+                                         "(`#pending-token`).", "tokens")
+    spec_cap_length: float | None = col("SGLang speculative decoding: mean cap on the tokens "
+                                        "accepted per step (`cap len`).", "tokens")
+    spec_block_accept_length: float | None = col("SGLang block speculative decoding: mean "
+                                                 "tokens accepted per block (`block accept "
+                                                 "len`).", "tokens")
+    pending_prealloc_token_usage: float | None = col(
+        "SGLang PD decode server: share of the KV pool held for requests whose KV cache is "
+        "still to arrive (`pre-allocated usage`, 0 to 1).", "fraction")
     num_new_seqs: int | None = col("SGLang prefill batch: requests it prefills (`#new-seq`).",
                                    "requests")
     num_new_tokens: int | None = col("SGLang prefill batch: prompt tokens it computes "
