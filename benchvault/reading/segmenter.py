@@ -69,7 +69,7 @@ WRAP_MIN_WIDTH = 80
 # A word wrap's first piece is the pane's width less the word that did not fit: a record this
 # much shorter than the widest line read whole may still be one.
 WRAP_WORD_SLACK = 20
-MAX_WRAPPED_PIECES = 8
+MAX_WRAPPED_PIECES = 12
 MAX_BLANKS_IN_RECORD = 2       # blank lines held between the pieces of a record cut mid-way
 # An end=None block with ``resumes`` holds at most this many lines not its own (a line typed
 # into the paste, a shell's job notice, blank lines) to see whether the block goes on after them.
