@@ -283,3 +283,11 @@ def test_a_line_after_a_record_may_start_with_a_letter_outside_ascii(tmp_path):
     ingest_into(tmp_path / "w.db", note)
     conn = sqlite3.connect(tmp_path / "w.db")
     assert conn.execute("SELECT max_concurrency_x FROM server_launches").fetchall() == [(1.14,)]
+
+
+def test_a_stats_line_cut_into_ten_pieces_reads_as_printed(tmp_path):
+    # v0's stats and spec-decode lines (250 characters) in a 30-column pane: ten pieces.
+    text = (FIXTURES / "engine_stats/v0_metrics_issue22230.log").read_text(encoding="utf-8")
+    want = rows_of(tmp_path, "printed.log", text)
+    assert len(want["engine_stats"]) == 1 and len(want["spec_decode_metrics"]) == 1
+    assert rows_of(tmp_path, "narrow.md", "Logs:\n\n" + hard(text, 30) + "\n") == want
