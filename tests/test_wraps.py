@@ -291,3 +291,15 @@ def test_a_stats_line_cut_into_ten_pieces_reads_as_printed(tmp_path):
     want = rows_of(tmp_path, "printed.log", text)
     assert len(want["engine_stats"]) == 1 and len(want["spec_decode_metrics"]) == 1
     assert rows_of(tmp_path, "narrow.md", "Logs:\n\n" + hard(text, 30) + "\n") == want
+
+
+@pytest.mark.parametrize("line,kept", [
+    ("Mean acceptance length: 3.32   # MTP3", "Mean acceptance length: 3.32"),
+    ("Running: 4 reqs\t\t# peak", "Running: 4 reqs"),
+    ("#running-req: 3  # x", "#running-req: 3  # x"),          # SGLang's own `#`
+    ("| Mean TTFT: 45 |  # x |", "| Mean TTFT: 45 |  # x |"),    # a table's row
+    ("no figure here  # remark", "no figure here  # remark"),
+])
+def test_a_writer_s_remark_after_a_figure_is_left_off(line, kept):
+    from benchvault.reading.segmenter import without_remark
+    assert without_remark(line) == kept

@@ -56,7 +56,23 @@ LIST_MARKER_RE = re.compile(r"^[ \t]{0,3}(?:[*+-]|\d+[.)])[ \t]+")
 # A note's remark after a printed figure, shell-style (`Mean acceptance length: 3.32   # MTP3`):
 # the writer's, not the program's.  Only after a `label: number` and two blanks or more, so
 # SGLang's `#running-req:` and a table's `| # |` stay.
-REMARK_RE = re.compile(r"^(?P<head>[^#|]*?[A-Za-z][^#|:]*:[ \t]*[-+]?\d[^#|]*?)[ \t]{2,}#[ \t][^|]*$")
+REMARK_START_RE = re.compile(r"[ \t]{2,}#[ \t]")
+FIGURE_AFTER_LABEL_RE = re.compile(r":[ \t]*[-+]?\d")
+
+
+def without_remark(text: str) -> str:
+    """``text`` without a writer's remark after its figures; each test a linear scan (a
+    pasted line may be a megabyte long)."""
+    marker = REMARK_START_RE.search(text)
+    if marker is None:
+        return text
+    head, remark = text[:marker.start()], text[marker.end():]
+    if "#" in head or "|" in head or "|" in remark:
+        return text
+    figure = FIGURE_AFTER_LABEL_RE.search(head)
+    if figure is None or not any(c.isalpha() for c in head[:figure.start()]):
+        return text
+    return head
 # Every command pattern names one of these words; a line without them skips the regexes.
 COMMAND_HINTS = ("bench", "serve", "llama", "sglang", "guidellm")
 # A line the context rules below act on holds one of these (fences, headings and `#`
@@ -351,8 +367,7 @@ class Segmenter:
                     if not self.in_fence:
                         text = _undecorated(text)
                     if "#" in text:
-                        remark = REMARK_RE.match(text)
-                        text = remark.group("head") if remark else text
+                        text = without_remark(text)
                 if self.prefix or text[:1] in PREFIX_INITIALS:
                     text = self._unprefix_run(text)
                 pieces = split_joined(text, self._known)
