@@ -141,3 +141,31 @@ def test_ready_line_only_adds_to_an_open_launch():
 ])
 def test_prose_naming_a_line_is_not_one(line):
     assert not FORMAT.matches(line)
+
+
+@pytest.mark.parametrize("line, column, value", [
+    # 0.5.2 -> 0.5.6 on the CPU device: the model's decode graph is a `cpu graph`
+    ("Capture cpu graph end. Time elapsed: 22.40 s. mem usage=0.85 GB. avail mem=11.85 GB.",
+     "cuda_graph_capture_s", 22.4),
+    ("Capture cpu graph begin. This can take up to several minutes. avail mem=12.70 GB",
+     "avail_mem_before_graph_capture_gib", 12.7),
+])
+def test_the_cpu_devices_decode_graph_fills_the_graph_columns(line, column, value):
+    assert _facts("[2025-10-16 09:12:08 TP0] " + line).values[column] == value
+
+
+@pytest.mark.parametrize("line, key, value", [
+    # 0.4.6 prints the draft's figures in another order than 0.4.10
+    ("Capture draft cuda graph end. Time elapsed: 5.11 s. avail mem=10.52 GB. mem usage=0.48 GB.",
+     "draft_graph_mem_usage", {"value": 0.48, "unit": "GiB"}),
+    ("Capture draft extend cuda graph end. Time elapsed: 2.25 s. mem usage=0.21 GB. avail mem="
+     "10.29 GB.", "draft_extend_graph_elapsed", {"value": 2.25, "unit": "s"}),
+    ("Capture draft extend CUDA graph begin. step=2, avail mem=11.40 GB",
+     "draft_extend_graph_avail_mem_before", {"value": 11.4, "unit": "GiB"}),
+    ("Capture UNO tree draft CUDA graph end. elapsed=1.50 s, mem usage=0.12 GB, avail mem=9.00 GB.",
+     "uno_tree_draft_graph_elapsed", {"value": 1.5, "unit": "s"}),
+])
+def test_other_graphs_keep_their_figures_by_their_names(line, key, value):
+    facts = _facts("[2025-10-16 09:12:10 TP0] " + line)
+    assert facts.values["extra"][key] == value
+    assert "cuda_graph_capture_s" not in facts.values and "cuda_graph_memory_gib" not in facts.values

@@ -45,12 +45,15 @@ TO_GIB = {"gib": 1.0, "gb": 1.0, "mib": 1 / 1024, "mb": 1 / 1024, "kib": 1 / 102
           "kb": 1 / 1024 ** 2}
 HEADS = {"load weight begin": "weights_begin", "load weight end": "weights_end",
          "kv cache is allocated": "kv_allocated", "memory pool end": "memory_pool",
-         "capture cuda graph begin": "graph_begin", "capture cuda graph end": "graph_end",
          "init torch distributed begin": "distributed_begin",
          "init torch distributed end": "distributed_end",
          "init torch distributed ends": "distributed_end"}
-NAMED_GRAPH = re.compile(r"capture (?P<role>target|draft) (?P<kind>decode|verify|prefill) "
-                         r"\w+ graph (?P<phase>begin|end)$")
+# `Capture [name] <device> graph begin|end`: the device's kind (cuda, CUDA, npu, cpu, XPU, ...)
+# and, before it, the graph's name (`draft`, `draft extend`, `piecewise`, `target decode`, ...).
+GRAPH_HEAD = re.compile(r"capture (?:(?P<name>.+?) )?[\w\-]+ graph (?P<phase>begin|end)$")
+# The model's own decode graph: unnamed (`Capture cuda graph`), or `target decode` / `target
+# verify` (speculative decoding's target) since the graphs were named.
+MAIN_GRAPHS = {None, "target decode", "target verify"}
 # (kind, printed name) → column; numbers only.
 COLUMNS = {
     ("weights_end", "mem usage"): "weights_gib",
@@ -112,15 +115,15 @@ class LineToFacts(Transformer):
         if isinstance(first, Token) and first.type == "HEAD":
             head = re.sub(r"\s+", " ", str(first).split(".")[0].strip().lower())
             head = head.replace(" this can take up to several minutes", "")
-            head = head.replace("capture npu graph", "capture cuda graph")  # Ascend's is the same
-            named = NAMED_GRAPH.match(head)
-            if named:
-                # the target's decode graph is the one `Capture cuda graph` always was; any
-                # other keeps its figures under its name (`draft_decode_graph_elapsed`)
-                phase = "graph_" + named["phase"]
-                main = named["role"] == "target" and named["kind"] in ("decode", "verify")
-                head = phase if main else f"{phase}:{named['role']} {named['kind']}"
-                return head, (parts[1] if len(parts) > 1 else [])
+            graph = GRAPH_HEAD.match(head)
+            if graph:
+                # the model's decode graph (any device's: Ascend's npu graph, the CPU graph)
+                # has the columns; any other keeps its figures under its name
+                # (`draft_graph_elapsed`, `draft_extend_graph_mem_usage`)
+                phase = "graph_" + graph["phase"]
+                if graph["name"] not in MAIN_GRAPHS:
+                    phase += ":" + graph["name"]
+                return phase, (parts[1] if len(parts) > 1 else [])
             return HEADS[head], (parts[1] if len(parts) > 1 else [])
         figures = parts[-1]
         if not figures or figures[0][0] != "max_total_num_tokens":
@@ -242,6 +245,8 @@ def facts_values(kind: str, figures: Any, problems: list[str]) -> dict[str, Any]
                 value, unit = None, None
             if name == "avail mem":
                 name = "avail mem " + ("before" if kind == "graph_begin" else "after")
+            elif name == "time elapsed":        # 0.4 -> 0.5.x's `Time elapsed: X s`
+                name = "elapsed"
             extra[_slug(f"{graph} graph {name}")] = _figure(value, unit)
         return {**values, "extra": extra} if extra else values
     draft = kind == "weights_end" and any(
@@ -309,16 +314,15 @@ FORMAT = LineFormat(
                 "CUDA-graph capture, scheduler sizes (assembled into one launch).",
     upstream=("sglang 0.2 – 0.5 (2024 – 2026): model_runner.py, scheduler.py, server_args",),
     markers=("server_args=ServerArgs(", "Load weight", "KV Cache is allocated",
-             "Memory pool end", "Capture cuda graph", " graph begin.", " graph end.",
+             "Memory pool end", " graph begin.", " graph end.",
              "max_total_num_tokens=", "fired up and ready", "Init torch distributed"),
     pattern=re.compile(
         # each head with the start of its figures, so prose naming a line is not read as one
         r"server_args=ServerArgs\(\w|Load weight (?:begin|end)\. [\w ]+=\w"
         r"|KV Cache is allocated\. (?:dtype: [\w.]+, )?(?:#tokens|K size|KV size): \d"
         r"|Memory pool end\. avail mem=\d"
-        r"|Capture (?:cuda|npu) graph begin\.|Capture (?:cuda|npu) graph end\. "
-        r"(?:Time elapsed: \d|\w+=\d)"
-        r"|Capture (?:target|draft) (?:decode|verify|prefill) \w+ graph (?:begin|end)\. \w+=[\d\[\w]"
+        r"|Capture (?:[\w\-]+ ){1,5}?graph begin\.(?: This can|\s*$| [\w ]+=[\d\[\w])"
+        r"|Capture (?:[\w\-]+ ){1,5}?graph end\.(?: Time elapsed: \d|\s*$| [\w ]+=[\d\[\w])"
         r"|(?:^|[\]\s])max_total_num_tokens=\d|The server is fired up and ready to roll"
         r"|Init torch distributed begin\.\s*$|Init torch distributed ends?\. [\w ]+=\d"),
     build=build,
