@@ -169,3 +169,24 @@ def test_other_graphs_keep_their_figures_by_their_names(line, key, value):
     facts = _facts("[2025-10-16 09:12:10 TP0] " + line)
     assert facts.values["extra"][key] == value
     assert "cuda_graph_capture_s" not in facts.values and "cuda_graph_memory_gib" not in facts.values
+
+
+def test_post_capture_kv_sizing_is_the_pool_the_server_kept(tmp_path):
+    # 0.5.2x resizes the pool once the graphs are captured (kv_pool_runtime.py); the line
+    # before the capture printed `KV Cache VA upper bound`, not the pool
+    [launch] = _launches(tmp_path, """\
+[2026-11-20 10:00:05 TP1] Post-capture KV sizing: full_layer_tokens=310000, swa_layer_tokens=0
+[2026-11-20 10:00:05 TP0] Post-capture KV sizing: full_layer_tokens=310000, swa_layer_tokens=0
+[2026-11-20 10:00:05 TP0] Post-capture KV sizing: KV cache allocated. dtype: torch.float8_e4m3fn, #tokens: 310000, KV size: 38.20 GB, avail mem=5.10 GB
+[2026-11-20 10:00:05 TP1] Post-capture KV sizing: KV cache allocated. dtype: torch.float8_e4m3fn, #tokens: 310001, KV size: 38.21 GB, avail mem=5.11 GB
+[2026-11-20 10:00:05 TP0] Post-capture KV sizing: draft KV cache allocated. dtype: torch.bfloat16, #tokens: 310000, KV size: 1.20 GB
+""")
+    assert (launch["kv_cache_tokens"], launch["available_kv_cache_memory_gib"],
+            launch["kv_cache_dtype"]) == (310000, 38.2, "float8_e4m3fn")
+    assert launch["extra"] == {
+        "full_layer_tokens": {"value": 310000, "unit": "tokens"},
+        "swa_layer_tokens": {"value": 0, "unit": "tokens"},
+        "avail_mem_after_kv_resize": {"value": 5.1, "unit": "GiB"},
+        "draft_kv_cache_dtype": {"value": "bfloat16", "unit": None},
+        "draft_kv_cache_tokens": {"value": 310000, "unit": "tokens"},
+        "draft_kv_cache_kv_size": {"value": 1.2, "unit": "GiB"}}

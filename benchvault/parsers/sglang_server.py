@@ -47,7 +47,12 @@ HEADS = {"load weight begin": "weights_begin", "load weight end": "weights_end",
          "kv cache is allocated": "kv_allocated", "memory pool end": "memory_pool",
          "init torch distributed begin": "distributed_begin",
          "init torch distributed end": "distributed_end",
-         "init torch distributed ends": "distributed_end"}
+         "init torch distributed ends": "distributed_end",
+         "post-capture kv sizing:": "post_capture_sizes",
+         "post-capture kv sizing: kv cache allocated": "kv_resized",
+         "post-capture kv sizing: draft kv cache allocated": "kv_allocated:draft"}
+# `<label> KV Cache is allocated`: one of a hybrid model's pools (Full, SWA, ...).
+KV_POOL_HEAD = re.compile(r"(?P<label>.+) kv cache is allocated$")
 # `Capture [name] <device> graph begin|end`: the device's kind (cuda, CUDA, npu, cpu, XPU, ...)
 # and, before it, the graph's name (`draft`, `draft extend`, `piecewise`, `target decode`, ...).
 GRAPH_HEAD = re.compile(r"capture (?:(?P<name>.+?) )?[\w\-]+ graph (?P<phase>begin|end)$")
@@ -76,6 +81,9 @@ COLUMNS = {
     ("weights_end", "type"): "model_class",
     ("graph_begin", "avail mem"): "avail_mem_before_graph_capture_gib",
     ("graph_end", "avail mem"): "avail_mem_after_graph_capture_gib",
+    ("kv_resized", "#tokens"): "kv_cache_tokens",
+    ("kv_resized", "kv size"): "available_kv_cache_memory_gib",
+    ("kv_resized", "dtype"): "kv_cache_dtype",
 }
 # (kind, printed name) → name in ``extra``; any other figure keeps its printed name.
 EXTRA_NAMES = {
@@ -88,9 +96,10 @@ EXTRA_NAMES = {
     ("distributed_begin", "avail mem"): "avail_mem_before_distributed_init",
     ("graph_begin", "backend"): "cuda_graph_backend",
     ("graph_end", "bs"): "cuda_graph_bs",
+    ("kv_resized", "avail mem"): "avail_mem_after_kv_resize",
 }
 TOKEN_FIGURES = {"chunked_prefill_size", "max_prefill_tokens", "max_total_num_tokens",
-                 "max_req_input_len"}
+                 "max_req_input_len", "full_layer_tokens", "swa_layer_tokens"}
 # A speculative-decoding draft model prints its own `Load weight end` (type=Draft, or its
 # class: `LlamaForCausalLMEagle3`, `...MTP`): its memory is not the target's weights.
 DRAFT_TYPE = re.compile(r"draft|eagle|mtp|nextn|medusa", re.I)
@@ -124,6 +133,9 @@ class LineToFacts(Transformer):
                 if graph["name"] not in MAIN_GRAPHS:
                     phase += ":" + graph["name"]
                 return phase, (parts[1] if len(parts) > 1 else [])
+            pool = KV_POOL_HEAD.match(head)
+            if pool and head not in HEADS:
+                return "kv_allocated:" + pool["label"], (parts[1] if len(parts) > 1 else [])
             return HEADS[head], (parts[1] if len(parts) > 1 else [])
         figures = parts[-1]
         if not figures or figures[0][0] != "max_total_num_tokens":
@@ -236,18 +248,27 @@ def facts_values(kind: str, figures: Any, problems: list[str]) -> dict[str, Any]
         return values
     values = {"engine": ENGINE}
     extra: dict[str, Any] = {}
-    kind, _, graph = kind.partition(":")
-    if graph:
-        # another graph's figures: extra, under the graph's name
+    kind, _, named = kind.partition(":")
+    if named:
+        # another graph's figures, or one of several KV pools': extra, under its name
+        # (`draft_graph_elapsed`, `swa_kv_cache_tokens`); a pool's dtype is the KV cache's
+        # (a draft model's pool keeps its own)
+        noun = "kv cache" if kind == "kv_allocated" else "graph"
         for name, value, unit in figures:
             if isinstance(value, Garbled):
                 problems.append(f"{name}: cannot read {str(value)!r}, not stored")
                 value, unit = None, None
-            if name == "avail mem":
+            if noun == "kv cache":
+                if name == "dtype" and isinstance(value, str) and named != "draft":
+                    values["kv_cache_dtype"] = value
+                    continue
+                if name == "#tokens":
+                    name, unit = "tokens", unit or "tokens"
+            elif name == "avail mem":
                 name = "avail mem " + ("before" if kind == "graph_begin" else "after")
             elif name == "time elapsed":        # 0.4 -> 0.5.x's `Time elapsed: X s`
                 name = "elapsed"
-            extra[_slug(f"{graph} graph {name}")] = _figure(value, unit)
+            extra[_slug(f"{named} {noun} {name}")] = _figure(value, unit)
         return {**values, "extra": extra} if extra else values
     draft = kind == "weights_end" and any(
         name == "type" and DRAFT_TYPE.search(str(value)) for name, value, _ in figures)
@@ -314,6 +335,7 @@ FORMAT = LineFormat(
                 "CUDA-graph capture, scheduler sizes (assembled into one launch).",
     upstream=("sglang 0.2 – 0.5 (2024 – 2026): model_runner.py, scheduler.py, server_args",),
     markers=("server_args=ServerArgs(", "Load weight", "KV Cache is allocated",
+             "Post-capture KV sizing",
              "Memory pool end", " graph begin.", " graph end.",
              "max_total_num_tokens=", "fired up and ready", "Init torch distributed"),
     pattern=re.compile(
@@ -321,6 +343,7 @@ FORMAT = LineFormat(
         r"server_args=ServerArgs\(\w|Load weight (?:begin|end)\. [\w ]+=\w"
         r"|KV Cache is allocated\. (?:dtype: [\w.]+, )?(?:#tokens|K size|KV size): \d"
         r"|Memory pool end\. avail mem=\d"
+        r"|Post-capture KV sizing: (?:\w+=\d|(?:draft )?KV cache allocated\. dtype: \w)"
         r"|Capture (?:[\w\-]+ ){1,5}?graph begin\.(?: This can|\s*$| [\w ]+=[\d\[\w])"
         r"|Capture (?:[\w\-]+ ){1,5}?graph end\.(?: Time elapsed: \d|\s*$| [\w ]+=[\d\[\w])"
         r"|(?:^|[\]\s])max_total_num_tokens=\d|The server is fired up and ready to roll"
