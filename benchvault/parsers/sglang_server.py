@@ -48,6 +48,8 @@ HEADS = {"load weight begin": "weights_begin", "load weight end": "weights_end",
          "init torch distributed begin": "distributed_begin",
          "init torch distributed end": "distributed_end",
          "init torch distributed ends": "distributed_end",
+         "init parallel begin": "distributed_begin", "init parallel ends": "distributed_end",
+         "memory baseline taken": "memory_baseline",
          "post-capture kv sizing:": "post_capture_sizes",
          "post-capture kv sizing: kv cache allocated": "kv_resized",
          "post-capture kv sizing: draft kv cache allocated": "kv_allocated:draft"}
@@ -94,6 +96,7 @@ EXTRA_NAMES = {
     ("distributed_end", "mem usage"): "distributed_init_memory",
     ("distributed_end", "elapsed"): "distributed_init_time",
     ("distributed_begin", "avail mem"): "avail_mem_before_distributed_init",
+    ("memory_baseline", "mem usage"): "memory_baseline_mem_usage",
     ("graph_begin", "backend"): "cuda_graph_backend",
     ("graph_end", "bs"): "cuda_graph_bs",
     ("kv_resized", "avail mem"): "avail_mem_after_kv_resize",
@@ -337,7 +340,8 @@ FORMAT = LineFormat(
     markers=("server_args=ServerArgs(", "Load weight", "KV Cache is allocated",
              "Post-capture KV sizing",
              "Memory pool end", " graph begin.", " graph end.",
-             "max_total_num_tokens=", "fired up and ready", "Init torch distributed"),
+             "max_total_num_tokens=", "fired up and ready", "Init torch distributed",
+             "Init parallel", "Memory baseline taken"),
     pattern=re.compile(
         # each head with the start of its figures, so prose naming a line is not read as one
         r"server_args=ServerArgs\(\w|Load weight (?:begin|end)\. [\w ]+=\w"
@@ -347,6 +351,8 @@ FORMAT = LineFormat(
         r"|Capture (?:[\w\-]+ ){1,5}?graph begin\.(?: This can|\s*$| [\w ]+=[\d\[\w])"
         r"|Capture (?:[\w\-]+ ){1,5}?graph end\.(?: Time elapsed: \d|\s*$| [\w ]+=[\d\[\w])"
         r"|(?:^|[\]\s])max_total_num_tokens=\d|The server is fired up and ready to roll"
-        r"|Init torch distributed begin\.\s*$|Init torch distributed ends?\. [\w ]+=\d"),
+        r"|Init (?:torch distributed|parallel) begin\.\s*$"
+        r"|Init (?:torch distributed|parallel) ends?\. [\w ]+=\d"
+        r"|Memory baseline taken\. mem usage=\d"),
     build=build,
 )
