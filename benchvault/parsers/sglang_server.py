@@ -86,6 +86,7 @@ COLUMNS = {
     ("kv_resized", "#tokens"): "kv_cache_tokens",
     ("kv_resized", "kv size"): "available_kv_cache_memory_gib",
     ("kv_resized", "dtype"): "kv_cache_dtype",
+    ("kv_dtype", "using kv cache dtype"): "kv_cache_dtype",
 }
 # (kind, printed name) → name in ``extra``; any other figure keeps its printed name.
 EXTRA_NAMES = {
@@ -141,6 +142,8 @@ class LineToFacts(Transformer):
                 return "kv_allocated:" + pool["label"], (parts[1] if len(parts) > 1 else [])
             return HEADS[head], (parts[1] if len(parts) > 1 else [])
         figures = parts[-1]
+        if len(figures) == 1 and figures[0][0] == "using kv cache dtype":
+            return "kv_dtype", figures
         if not figures or figures[0][0] != "max_total_num_tokens":
             raise BlockParseError("not an SGLang start-up line")
         return "sizes", figures
@@ -341,7 +344,7 @@ FORMAT = LineFormat(
              "Post-capture KV sizing",
              "Memory pool end", " graph begin.", " graph end.",
              "max_total_num_tokens=", "fired up and ready", "Init torch distributed",
-             "Init parallel", "Memory baseline taken"),
+             "Init parallel", "Memory baseline taken", "Using KV cache dtype"),
     pattern=re.compile(
         # each head with the start of its figures, so prose naming a line is not read as one
         r"server_args=ServerArgs\(\w|Load weight (?:begin|end)\. [\w ]+=\w"
@@ -353,6 +356,6 @@ FORMAT = LineFormat(
         r"|(?:^|[\]\s])max_total_num_tokens=\d|The server is fired up and ready to roll"
         r"|Init (?:torch distributed|parallel) begin\.\s*$"
         r"|Init (?:torch distributed|parallel) ends?\. [\w ]+=\d"
-        r"|Memory baseline taken\. mem usage=\d"),
+        r"|Memory baseline taken\. mem usage=\d|^(?:.*\]\s*)?Using KV cache dtype: \w+\S*\s*$"),
     build=build,
 )
