@@ -55,7 +55,8 @@ def test_issue_startup_summary_is_one_launch(tmp_path):
     assert launch["dtype"] == "bfloat16"
     assert (launch["kv_cache_k_size_gib"], launch["kv_cache_v_size_gib"],
             launch["available_kv_cache_memory_gib"]) == (13.1, 13.1, 26.2)
-    assert launch["extra"]["chunked_prefill_size"] == {"value": 8192, "unit": "tokens"}
+    assert (launch["chunked_prefill_size"], launch["max_prefill_tokens"]) == (8192, 16384)
+    assert launch["extra"] is None          # every figure of these lines has its column
     assert launch["available_gpu_mem_gib"] == 13.15
     assert launch["started_at"] == "2026-05-17 09:31:02"
     assert launch["ready_at"] == "2026-05-17 09:34:36"
@@ -93,7 +94,8 @@ def test_2024_scheduler_line_with_gpu_id():
     assert facts.kind == "sizes"
     assert (facts.values["kv_cache_tokens"], facts.values["max_num_seqs"],
             facts.values["max_model_len"]) == (524288, 4097, 131072)
-    assert facts.values["extra"] == {"max_prefill_tokens": {"value": 16384, "unit": "tokens"}}
+    assert facts.values["max_prefill_tokens"] == 16384
+    assert "chunked_prefill_size" not in facts.values and "extra" not in facts.values
 
 
 def test_2026_load_weight_end_with_elapsed_and_quant():
@@ -190,3 +192,11 @@ def test_post_capture_kv_sizing_is_the_pool_the_server_kept(tmp_path):
         "draft_kv_cache_dtype": {"value": "bfloat16", "unit": None},
         "draft_kv_cache_tokens": {"value": 310000, "unit": "tokens"},
         "draft_kv_cache_kv_size": {"value": 1.2, "unit": "GiB"}}
+
+
+def test_prefill_sizes_from_the_arguments_when_the_scheduler_line_is_missing(tmp_path):
+    [launch] = _launches(tmp_path, """\
+[2025-10-16 09:11:59] server_args=ServerArgs(model_path='Qwen/Qwen3-8B', tp_size=1, chunked_prefill_size=4096, max_prefill_tokens=32768, port=30000)
+[2025-10-16 09:12:03 TP0] Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=62.10 GB, mem usage=16.42 GB.
+""")
+    assert (launch["chunked_prefill_size"], launch["max_prefill_tokens"]) == (4096, 32768)

@@ -14,10 +14,9 @@ roll!``).  Example (derived from sgl-project/sglang#29575)::
     [2026-05-17 09:34:33 TP0] max_total_num_tokens=1203518, chunked_prefill_size=8192, ..., max_running_requests=48, context_len=202752, available_gpu_mem=13.15 GB
 
 give ``model='zai-org/GLM-4.6-FP8', tensor_parallel_size=8, weights_gib=40.77,
-kv_cache_tokens=1203518, max_num_seqs=48, max_model_len=202752`` and, in ``extra``,
-``chunked_prefill_size`` (tokens), ``k_cache_memory`` / ``v_cache_memory`` and the free memory
-after each step (GiB: SGLang's `GB` is bytes / 2**30).  The lines are assembled into one launch
-by ingest's Linker with vllm_server's :class:`~benchvault.parsers.vllm_server.Assembly`, like
+kv_cache_tokens=1203518, chunked_prefill_size=8192, max_num_seqs=48, max_model_len=202752``
+and, in ``extra``, the figures no column names (memory in GiB: SGLang's `GB` is bytes /
+2**30).  The lines are assembled into one launch by ingest's Linker with vllm_server's :class:`~benchvault.parsers.vllm_server.Assembly`, like
 vLLM's start-up lines (a ``python -m sglang.launch_server`` command before them begins it).
 
 Only tensor-parallel rank 0 is read: every rank prints its own ``Load weight end`` and pool
@@ -77,6 +76,8 @@ COLUMNS = {
     ("sizes", "available_gpu_mem"): "available_gpu_mem_gib",
     ("sizes", "max_total_num_tokens"): "kv_cache_tokens",
     ("sizes", "max_running_requests"): "max_num_seqs",
+    ("sizes", "chunked_prefill_size"): "chunked_prefill_size",
+    ("sizes", "max_prefill_tokens"): "max_prefill_tokens",
     ("sizes", "context_len"): "max_model_len",
     ("weights_begin", "avail mem"): "avail_mem_before_weights_gib",
     ("weights_end", "avail mem"): "avail_mem_after_weights_gib",
@@ -102,6 +103,8 @@ EXTRA_NAMES = {
     ("graph_end", "bs"): "cuda_graph_bs",
     ("kv_resized", "avail mem"): "avail_mem_after_kv_resize",
 }
+INT_FIGURES = {"kv_cache_tokens", "max_num_seqs", "max_model_len", "chunked_prefill_size",
+               "max_prefill_tokens"}
 TOKEN_FIGURES = {"chunked_prefill_size", "max_prefill_tokens", "max_total_num_tokens",
                  "max_req_input_len", "full_layer_tokens", "swa_layer_tokens"}
 # A speculative-decoding draft model prints its own `Load weight end` (type=Draft, or its
@@ -294,8 +297,7 @@ def facts_values(kind: str, figures: Any, problems: list[str]) -> dict[str, Any]
         elif column and isinstance(value, (int, float)):
             if column.endswith("_gib"):
                 value = _figure(value, unit or "GB")["value"]
-            values[column] = int(value) if column in ("kv_cache_tokens", "max_num_seqs",
-                                                      "max_model_len") else value
+            values[column] = int(value) if column in INT_FIGURES else value
         elif kind == "weights_end" and name == "dtype" and isinstance(value, str):
             values["dtype"] = value
         elif column and isinstance(value, str):

@@ -474,7 +474,7 @@ ALIASES = {
 }
 INT_COLUMNS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
                "max_model_len", "max_num_seqs", "num_scheduler_steps", "num_speculative_tokens",
-               "port", "num_gpu_blocks_override")
+               "port", "num_gpu_blocks_override", "chunked_prefill_size", "max_prefill_tokens")
 TEXT_COLUMNS = ("model", "quantization", "dtype", "kv_cache_dtype", "speculative_model")
 SIZE_SUFFIX = {"k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
 # The port a server listens on when its arguments name none (vLLM and SGLang print no port

@@ -55,6 +55,13 @@ class ServerLaunch(Provenance):
     max_model_len: int | None = col("Longest sequence (prompt + output) the server accepts.",
                                     "tokens")
     max_num_seqs: int | None = col("Most sequences scheduled at once.", "sequences")
+    chunked_prefill_size: int | None = col(
+        "SGLang: most tokens of one prefill chunk (`chunked_prefill_size=` of the scheduler's "
+        "start-up line, else `--chunked-prefill-size`); -1 when chunked prefill is off.",
+        "tokens")
+    max_prefill_tokens: int | None = col(
+        "SGLang: most tokens one prefill batch takes (`max_prefill_tokens=` of the scheduler's "
+        "start-up line, else `--max-prefill-tokens`).", "tokens")
     num_scheduler_steps: int | None = col("Multi-step scheduling steps (vLLM V0).", "steps")
     quantization: str | None = col("Quantization method (`--quantization`).", facet=True)
     dtype: str | None = col("Model weights/activations dtype (`--dtype`).", facet=True)
