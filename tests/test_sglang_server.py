@@ -200,3 +200,18 @@ def test_prefill_sizes_from_the_arguments_when_the_scheduler_line_is_missing(tmp
 [2025-10-16 09:12:03 TP0] Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=62.10 GB, mem usage=16.42 GB.
 """)
     assert (launch["chunked_prefill_size"], launch["max_prefill_tokens"]) == (4096, 32768)
+
+
+@pytest.mark.parametrize("prefix", [
+    "[2026-11-20 10:00:05 DP1 TP0] ", "[2026-11-20 10:00:05 PP1 TP0 EP0] ",
+    "[2026-11-20 10:00:05 DP0 PP0 ATTN_CP1 MOE_DP0 TP0 EP0] ",
+    "[2026-11-20 10:00:05 PP0 ATTN_CP0 MOE_DP1 TP0 EP0] "])
+def test_other_replicas_and_stages_are_skipped(prefix):
+    assert build(1, prefix + "Memory pool end. avail mem=12.82 GB", Context()) is None
+
+
+def test_rank_zero_under_every_tag_is_read():
+    facts = _facts("[2026-11-20 10:00:05 DP0 PP0 ATTN_CP0 MOE_DP0 TP0 EP0] Memory pool end. "
+                   "avail mem=12.82 GB")
+    assert facts.values["avail_mem_after_kv_cache_gib"] == 12.82
+    assert facts.time.text() == "2026-11-20 10:00:05"

@@ -19,8 +19,9 @@ and, in ``extra``, the figures no column names (memory in GiB: SGLang's `GB` is 
 2**30).  The lines are assembled into one launch by ingest's Linker with vllm_server's :class:`~benchvault.parsers.vllm_server.Assembly`, like
 vLLM's start-up lines (a ``python -m sglang.launch_server`` command before them begins it).
 
-Only tensor-parallel rank 0 is read: every rank prints its own ``Load weight end`` and pool
-lines, the same figures again.
+Only rank 0 is read: every tensor-parallel rank prints its own ``Load weight end`` and pool
+lines, the same figures again; a data-parallel replica or pipeline stage other than the first
+(``DP1``, ``PP1`` in the prefix) prints its own, and the launch keeps the first's.
 """
 
 from __future__ import annotations
@@ -110,8 +111,10 @@ TOKEN_FIGURES = {"chunked_prefill_size", "max_prefill_tokens", "max_total_num_to
 # A speculative-decoding draft model prints its own `Load weight end` (type=Draft, or its
 # class: `LlamaForCausalLMEagle3`, `...MTP`): its memory is not the target's weights.
 DRAFT_TYPE = re.compile(r"draft|eagle|mtp|nextn|medusa", re.I)
-# The rank tags of SGLang's prefix: `[2026-05-17 09:33:44 DP0 TP3 EP3]`.
-RANK_TAG = re.compile(r"^\s*\[[^\]]*?\bTP(\d+)\b[^\]]*\]")
+# The rank tags of SGLang's prefix: `[2026-05-17 09:33:44 DP0 TP3 EP3]`, `[... PP1 ATTN_CP0
+# MOE_DP0 TP0 EP0]` (0.5.2x): data-, pipeline-, context-, MoE-data- and tensor-parallel ranks.
+PREFIX_TAGS = re.compile(r"^\s*\[([^\]]*)\]")
+RANK_TAG = re.compile(r"(?<![A-Z_])(?:DP|PP|TP|ATTN_CP|MOE_DP)(\d+)\b")
 
 
 def _slug(name: str) -> str:
@@ -323,9 +326,9 @@ def _parser():
 
 
 def build(line: int, text: str, context: Context) -> Facts | None:
-    rank = RANK_TAG.match(text)
-    if rank and int(rank[1]) != 0:
-        return None                 # another tensor-parallel rank: rank 0 printed the same
+    tags = PREFIX_TAGS.match(text)
+    if tags and any(int(rank) != 0 for rank in RANK_TAG.findall(tags[1])):
+        return None     # another rank: rank 0 printed its own (the launch keeps rank 0's)
     log = split_log_line(text)
     kind, figures = grammar.parse(_parser(), log.message, "SGLang start-up line")
     problems: list[str] = []
