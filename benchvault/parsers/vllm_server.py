@@ -271,7 +271,7 @@ class LineToFacts(Transformer):
         return "max_model_len_used", {"fallback": {"max_model_len": _count(count)}}
 
     def chunked_prefill(self, count):
-        return "chunked_prefill", _with({"max_num_batched_tokens": _tokens(count)})
+        return "chunked_prefill", {"max_num_batched_tokens": _count(count)}
 
     def scheduled_tokens(self, count, _rest):
         return "scheduled_tokens", _with({"max_num_scheduled_tokens": _tokens(count)})
@@ -495,7 +495,8 @@ ALIASES = {
 }
 INT_COLUMNS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
                "max_model_len", "max_num_seqs", "num_scheduler_steps", "num_speculative_tokens",
-               "port", "num_gpu_blocks_override", "chunked_prefill_size", "max_prefill_tokens")
+               "port", "num_gpu_blocks_override", "chunked_prefill_size", "max_prefill_tokens",
+               "max_num_batched_tokens")
 TEXT_COLUMNS = ("model", "quantization", "dtype", "kv_cache_dtype", "speculative_model")
 SIZE_SUFFIX = {"k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
 # The port a server listens on when its arguments name none (vLLM and SGLang print no port
