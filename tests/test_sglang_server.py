@@ -215,3 +215,25 @@ def test_rank_zero_under_every_tag_is_read():
                    "avail mem=12.82 GB")
     assert facts.values["avail_mem_after_kv_cache_gib"] == 12.82
     assert facts.time.text() == "2026-11-20 10:00:05"
+
+
+def test_a_sliding_window_models_two_pools(tmp_path):
+    # 0.5.6: each of SWAKVPool's pools prints its own `KV Cache is allocated`, then the pool
+    # its total (memory_pool.py); 0.5.2x's pool_configurator.py names the tokens of each
+    [launch] = _launches(tmp_path, """\
+[2025-12-01 10:00:00] server_args=ServerArgs(model_path='openai/gpt-oss-120b', tp_size=2, port=30031)
+[2025-12-01 10:00:05 TP0] KV Cache is allocated. #tokens: 300000, K size: 10.50 GB, V size: 10.50 GB
+[2025-12-01 10:00:05 TP0] KV Cache is allocated. #tokens: 240000, K size: 8.40 GB, V size: 8.40 GB
+[2025-12-01 10:00:05 TP1] KV Cache is allocated. #tokens: 240000, K size: 8.40 GB, V size: 8.40 GB
+[2025-12-01 10:00:05 TP0] SWAKVPool mem usage: 37.80000305175781 GB, swa size: 240000, full size: 300000
+[2025-12-01 10:00:06 TP0] Use sliding window memory pool. full_layer_tokens=300000, swa_layer_tokens=240000
+[2025-12-01 10:00:09 TP0] max_total_num_tokens=300000, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=128, context_len=131072, available_gpu_mem=9.12 GB
+""")
+    assert launch["available_kv_cache_memory_gib"] == 37.8
+    assert launch["kv_cache_tokens"] == 300000
+    assert launch["kv_cache_k_size_gib"] is None and launch["kv_cache_v_size_gib"] is None
+    assert launch["extra"] == {
+        "swa_kv_cache_tokens": {"value": 240000, "unit": "tokens"},
+        "full_kv_cache_tokens": {"value": 300000, "unit": "tokens"},
+        "full_layer_tokens": {"value": 300000, "unit": "tokens"},
+        "swa_layer_tokens": {"value": 240000, "unit": "tokens"}}

@@ -51,6 +51,8 @@ HEADS = {"load weight begin": "weights_begin", "load weight end": "weights_end",
          "init parallel begin": "distributed_begin", "init parallel ends": "distributed_end",
          "memory baseline taken": "memory_baseline",
          "post-capture kv sizing:": "post_capture_sizes",
+         "use sliding window memory pool": "swa_sizes",
+         "use sliding window memory pool (all swa)": "swa_sizes",
          "post-capture kv sizing: kv cache allocated": "kv_resized",
          "post-capture kv sizing: draft kv cache allocated": "kv_allocated:draft"}
 # `<label> KV Cache is allocated`: one of a hybrid model's pools (Full, SWA, ...).
@@ -89,6 +91,8 @@ COLUMNS = {
     ("kv_resized", "kv size"): "available_kv_cache_memory_gib",
     ("kv_resized", "dtype"): "kv_cache_dtype",
     ("kv_dtype", "using kv cache dtype"): "kv_cache_dtype",
+    # a sliding-window model's two pools together (0.5.x's SWAKVPool: K and V of both)
+    ("swa_pool", "swakvpool mem usage"): "available_kv_cache_memory_gib",
 }
 # (kind, printed name) → name in ``extra``; any other figure keeps its printed name.
 EXTRA_NAMES = {
@@ -103,11 +107,14 @@ EXTRA_NAMES = {
     ("graph_begin", "backend"): "cuda_graph_backend",
     ("graph_end", "bs"): "cuda_graph_bs",
     ("kv_resized", "avail mem"): "avail_mem_after_kv_resize",
+    ("swa_pool", "swa size"): "swa_kv_cache_tokens",
+    ("swa_pool", "full size"): "full_kv_cache_tokens",
 }
 INT_FIGURES = {"kv_cache_tokens", "max_num_seqs", "max_model_len", "chunked_prefill_size",
                "max_prefill_tokens"}
 TOKEN_FIGURES = {"chunked_prefill_size", "max_prefill_tokens", "max_total_num_tokens",
-                 "max_req_input_len", "full_layer_tokens", "swa_layer_tokens"}
+                 "max_req_input_len", "full_layer_tokens", "swa_layer_tokens",
+                 "swa_kv_cache_tokens", "full_kv_cache_tokens"}
 # A speculative-decoding draft model prints its own `Load weight end` (type=Draft, or its
 # class: `LlamaForCausalLMEagle3`, `...MTP`): its memory is not the target's weights.
 DRAFT_TYPE = re.compile(r"draft|eagle|mtp|nextn|medusa", re.I)
@@ -150,6 +157,8 @@ class LineToFacts(Transformer):
         figures = parts[-1]
         if len(figures) == 1 and figures[0][0] == "using kv cache dtype":
             return "kv_dtype", figures
+        if figures and figures[0][0] == "swakvpool mem usage":
+            return "swa_pool", figures
         if not figures or figures[0][0] != "max_total_num_tokens":
             raise BlockParseError("not an SGLang start-up line")
         return "sizes", figures
@@ -312,6 +321,10 @@ def facts_values(kind: str, figures: Any, problems: list[str]) -> dict[str, Any]
             if key in TOKEN_FIGURES and unit is None:
                 unit = "tokens"
             extra[key] = _figure(value, unit)
+    if kind == "swa_pool":
+        # the two pools' `KV Cache is allocated` lines before it printed one pool each: the
+        # K and V sizes of the last are not the cache's
+        values.update(kv_cache_k_size_gib=None, kv_cache_v_size_gib=None)
     k_size, v_size = values.get("kv_cache_k_size_gib"), values.get("kv_cache_v_size_gib")
     if k_size is not None and v_size is not None:
         # The KV pool's memory, as vLLM's `Available KV cache memory` says it: K and V together.
@@ -346,7 +359,7 @@ FORMAT = LineFormat(
                 "CUDA-graph capture, scheduler sizes (assembled into one launch).",
     upstream=("sglang 0.2 – 0.5 (2024 – 2026): model_runner.py, scheduler.py, server_args",),
     markers=("server_args=ServerArgs(", "Load weight", "KV Cache is allocated",
-             "Post-capture KV sizing",
+             "Post-capture KV sizing", "SWAKVPool mem usage", "Use sliding window memory pool",
              "Memory pool end", " graph begin.", " graph end.",
              "max_total_num_tokens=", "fired up and ready", "Init torch distributed",
              "Init parallel", "Memory baseline taken", "Using KV cache dtype"),
@@ -354,7 +367,8 @@ FORMAT = LineFormat(
         # each head with the start of its figures, so prose naming a line is not read as one
         r"server_args=ServerArgs\(\w|Load weight (?:begin|end)\. [\w ]+=\w"
         r"|KV Cache is allocated\. (?:dtype: [\w.]+, )?(?:#tokens|K size|KV size): \d"
-        r"|Memory pool end\. avail mem=\d"
+        r"|Memory pool end\. avail mem=\d|SWAKVPool mem usage: \d"
+        r"|Use sliding window memory pool(?: \(all SWA\))?\. \w+=\d"
         r"|Post-capture KV sizing: (?:\w+=\d|(?:draft )?KV cache allocated\. dtype: \w)"
         r"|Capture (?:[\w\-]+ ){1,5}?graph begin\.(?: This can|\s*$| [\w ]+=[\d\[\w])"
         r"|Capture (?:[\w\-]+ ){1,5}?graph end\.(?: Time elapsed: \d|\s*$| [\w ]+=[\d\[\w])"
