@@ -237,3 +237,24 @@ def test_a_sliding_window_models_two_pools(tmp_path):
         "full_kv_cache_tokens": {"value": 300000, "unit": "tokens"},
         "full_layer_tokens": {"value": 300000, "unit": "tokens"},
         "swa_layer_tokens": {"value": 240000, "unit": "tokens"}}
+
+
+@pytest.mark.parametrize("line, extra", [
+    # memory_pool.py 0.5.x: no comma after `ssm_state size: ...GB`
+    ("Mamba Cache is allocated. max_mamba_cache_size: 512, conv_state size: 0.25GB, ssm_state "
+     "size: 12.50GB intermediate_ssm_state_cache size: 3.10GB intermediate_conv_window_cache "
+     "size: 0.12GB ",
+     {"max_mamba_cache_size": {"value": 512, "unit": None},
+      "mamba_conv_state_size": {"value": 0.25, "unit": "GiB"},
+      "mamba_ssm_state_size": {"value": 12.5, "unit": "GiB"},
+      "mamba_intermediate_ssm_state_size": {"value": 3.1, "unit": "GiB"},
+      "mamba_intermediate_conv_window_size": {"value": 0.12, "unit": "GiB"}}),
+    ("Mamba Cache is allocated. max_mamba_cache_size: 96, conv_state size: 0.05GB, ssm_state "
+     "size: 2.25GB ",
+     {"max_mamba_cache_size": {"value": 96, "unit": None},
+      "mamba_conv_state_size": {"value": 0.05, "unit": "GiB"},
+      "mamba_ssm_state_size": {"value": 2.25, "unit": "GiB"}}),
+])
+def test_the_mamba_state_pool(line, extra):
+    facts = _facts("[2025-12-01 10:00:05 TP0] " + line)
+    assert facts.values["extra"] == extra

@@ -51,6 +51,7 @@ HEADS = {"load weight begin": "weights_begin", "load weight end": "weights_end",
          "init parallel begin": "distributed_begin", "init parallel ends": "distributed_end",
          "memory baseline taken": "memory_baseline",
          "post-capture kv sizing:": "post_capture_sizes",
+         "mamba cache is allocated": "mamba_pool",
          "use sliding window memory pool": "swa_sizes",
          "use sliding window memory pool (all swa)": "swa_sizes",
          "post-capture kv sizing: kv cache allocated": "kv_resized",
@@ -107,6 +108,10 @@ EXTRA_NAMES = {
     ("graph_begin", "backend"): "cuda_graph_backend",
     ("graph_end", "bs"): "cuda_graph_bs",
     ("kv_resized", "avail mem"): "avail_mem_after_kv_resize",
+    ("mamba_pool", "conv_state size"): "mamba_conv_state_size",
+    ("mamba_pool", "ssm_state size"): "mamba_ssm_state_size",
+    ("mamba_pool", "intermediate_ssm_state_cache size"): "mamba_intermediate_ssm_state_size",
+    ("mamba_pool", "intermediate_conv_window_cache size"): "mamba_intermediate_conv_window_size",
     ("swa_pool", "swa size"): "swa_kv_cache_tokens",
     ("swa_pool", "full size"): "full_kv_cache_tokens",
 }
@@ -360,6 +365,7 @@ FORMAT = LineFormat(
     upstream=("sglang 0.2 – 0.5 (2024 – 2026): model_runner.py, scheduler.py, server_args",),
     markers=("server_args=ServerArgs(", "Load weight", "KV Cache is allocated",
              "Post-capture KV sizing", "SWAKVPool mem usage", "Use sliding window memory pool",
+             "Mamba Cache is allocated",
              "Memory pool end", " graph begin.", " graph end.",
              "max_total_num_tokens=", "fired up and ready", "Init torch distributed",
              "Init parallel", "Memory baseline taken", "Using KV cache dtype"),
@@ -368,6 +374,7 @@ FORMAT = LineFormat(
         r"server_args=ServerArgs\(\w|Load weight (?:begin|end)\. [\w ]+=\w"
         r"|KV Cache is allocated\. (?:dtype: [\w.]+, )?(?:#tokens|K size|KV size): \d"
         r"|Memory pool end\. avail mem=\d|SWAKVPool mem usage: \d"
+        r"|Mamba Cache is allocated\. max_mamba_cache_size: \d"
         r"|Use sliding window memory pool(?: \(all SWA\))?\. \w+=\d"
         r"|Post-capture KV sizing: (?:\w+=\d|(?:draft )?KV cache allocated\. dtype: \w)"
         r"|Capture (?:[\w\-]+ ){1,5}?graph begin\.(?: This can|\s*$| [\w ]+=[\d\[\w])"
