@@ -374,7 +374,7 @@ FORMAT = LineFormat(
         r"server_args=ServerArgs\(\w|Load weight (?:begin|end)\. [\w ]+=\w"
         r"|KV Cache is allocated\. (?:dtype: [\w.]+, )?(?:#tokens|K size|KV size): \d"
         r"|Memory pool end\. avail mem=\d|SWAKVPool mem usage: \d"
-        r"|Mamba Cache is allocated\. max_mamba_cache_size: \d"
+        r"|Mamba Cache is allocated\. (?:max_mamba_cache_size|conv_state size): \d"
         r"|Use sliding window memory pool(?: \(all SWA\))?\. \w+=\d"
         r"|Post-capture KV sizing: (?:\w+=\d|(?:draft )?KV cache allocated\. dtype: \w)"
         r"|Capture (?:[\w\-]+ ){1,5}?graph begin\.(?: This can|\s*$| [\w ]+=[\d\[\w])"
