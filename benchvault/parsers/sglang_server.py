@@ -14,14 +14,14 @@ roll!``).  Example (derived from sgl-project/sglang#29575)::
     [2026-05-17 09:34:33 TP0] max_total_num_tokens=1203518, chunked_prefill_size=8192, ..., max_running_requests=48, context_len=202752, available_gpu_mem=13.15 GB
 
 give ``model='zai-org/GLM-4.6-FP8', tensor_parallel_size=8, weights_gib=40.77,
-kv_cache_tokens=1203518, max_num_seqs=48, max_model_len=202752`` and, in ``extra``,
-``chunked_prefill_size`` (tokens), ``k_cache_memory`` / ``v_cache_memory`` and the free memory
-after each step (GiB: SGLang's `GB` is bytes / 2**30).  The lines are assembled into one launch
-by ingest's Linker with vllm_server's :class:`~benchvault.parsers.vllm_server.Assembly`, like
+kv_cache_tokens=1203518, chunked_prefill_size=8192, max_num_seqs=48, max_model_len=202752``
+and, in ``extra``, the figures no column names (memory in GiB: SGLang's `GB` is bytes /
+2**30).  The lines are assembled into one launch by ingest's Linker with vllm_server's :class:`~benchvault.parsers.vllm_server.Assembly`, like
 vLLM's start-up lines (a ``python -m sglang.launch_server`` command before them begins it).
 
-Only tensor-parallel rank 0 is read: every rank prints its own ``Load weight end`` and pool
-lines, the same figures again.
+Only rank 0 is read: every tensor-parallel rank prints its own ``Load weight end`` and pool
+lines, the same figures again; a data-parallel replica or pipeline stage other than the first
+(``DP1``, ``PP1`` in the prefix) prints its own, and the launch keeps the first's.
 """
 
 from __future__ import annotations
@@ -45,12 +45,25 @@ TO_GIB = {"gib": 1.0, "gb": 1.0, "mib": 1 / 1024, "mb": 1 / 1024, "kib": 1 / 102
           "kb": 1 / 1024 ** 2}
 HEADS = {"load weight begin": "weights_begin", "load weight end": "weights_end",
          "kv cache is allocated": "kv_allocated", "memory pool end": "memory_pool",
-         "capture cuda graph begin": "graph_begin", "capture cuda graph end": "graph_end",
          "init torch distributed begin": "distributed_begin",
          "init torch distributed end": "distributed_end",
-         "init torch distributed ends": "distributed_end"}
-NAMED_GRAPH = re.compile(r"capture (?P<role>target|draft) (?P<kind>decode|verify|prefill) "
-                         r"\w+ graph (?P<phase>begin|end)$")
+         "init torch distributed ends": "distributed_end",
+         "init parallel begin": "distributed_begin", "init parallel ends": "distributed_end",
+         "memory baseline taken": "memory_baseline",
+         "post-capture kv sizing:": "post_capture_sizes",
+         "mamba cache is allocated": "mamba_pool",
+         "use sliding window memory pool": "swa_sizes",
+         "use sliding window memory pool (all swa)": "swa_sizes",
+         "post-capture kv sizing: kv cache allocated": "kv_resized",
+         "post-capture kv sizing: draft kv cache allocated": "kv_allocated:draft"}
+# `<label> KV Cache is allocated`: one of a hybrid model's pools (Full, SWA, ...).
+KV_POOL_HEAD = re.compile(r"(?P<label>.+) kv cache is allocated$")
+# `Capture [name] <device> graph begin|end`: the device's kind (cuda, CUDA, npu, cpu, XPU, ...)
+# and, before it, the graph's name (`draft`, `draft extend`, `piecewise`, `target decode`, ...).
+GRAPH_HEAD = re.compile(r"capture (?:(?P<name>.+?) )?[\w\-]+ graph (?P<phase>begin|end)$")
+# The model's own decode graph: unnamed (`Capture cuda graph`), or `target decode` / `target
+# verify` (speculative decoding's target) since the graphs were named.
+MAIN_GRAPHS = {None, "target decode", "target verify"}
 # (kind, printed name) → column; numbers only.
 COLUMNS = {
     ("weights_end", "mem usage"): "weights_gib",
@@ -67,12 +80,20 @@ COLUMNS = {
     ("sizes", "available_gpu_mem"): "available_gpu_mem_gib",
     ("sizes", "max_total_num_tokens"): "kv_cache_tokens",
     ("sizes", "max_running_requests"): "max_num_seqs",
+    ("sizes", "chunked_prefill_size"): "chunked_prefill_size",
+    ("sizes", "max_prefill_tokens"): "max_prefill_tokens",
     ("sizes", "context_len"): "max_model_len",
     ("weights_begin", "avail mem"): "avail_mem_before_weights_gib",
     ("weights_end", "avail mem"): "avail_mem_after_weights_gib",
     ("weights_end", "type"): "model_class",
     ("graph_begin", "avail mem"): "avail_mem_before_graph_capture_gib",
     ("graph_end", "avail mem"): "avail_mem_after_graph_capture_gib",
+    ("kv_resized", "#tokens"): "kv_cache_tokens",
+    ("kv_resized", "kv size"): "available_kv_cache_memory_gib",
+    ("kv_resized", "dtype"): "kv_cache_dtype",
+    ("kv_dtype", "using kv cache dtype"): "kv_cache_dtype",
+    # a sliding-window model's two pools together (0.5.x's SWAKVPool: K and V of both)
+    ("swa_pool", "swakvpool mem usage"): "available_kv_cache_memory_gib",
 }
 # (kind, printed name) → name in ``extra``; any other figure keeps its printed name.
 EXTRA_NAMES = {
@@ -83,16 +104,29 @@ EXTRA_NAMES = {
     ("distributed_end", "mem usage"): "distributed_init_memory",
     ("distributed_end", "elapsed"): "distributed_init_time",
     ("distributed_begin", "avail mem"): "avail_mem_before_distributed_init",
+    ("memory_baseline", "mem usage"): "memory_baseline_mem_usage",
     ("graph_begin", "backend"): "cuda_graph_backend",
     ("graph_end", "bs"): "cuda_graph_bs",
+    ("kv_resized", "avail mem"): "avail_mem_after_kv_resize",
+    ("mamba_pool", "conv_state size"): "mamba_conv_state_size",
+    ("mamba_pool", "ssm_state size"): "mamba_ssm_state_size",
+    ("mamba_pool", "intermediate_ssm_state_cache size"): "mamba_intermediate_ssm_state_size",
+    ("mamba_pool", "intermediate_conv_window_cache size"): "mamba_intermediate_conv_window_size",
+    ("swa_pool", "swa size"): "swa_kv_cache_tokens",
+    ("swa_pool", "full size"): "full_kv_cache_tokens",
 }
+INT_FIGURES = {"kv_cache_tokens", "max_num_seqs", "max_model_len", "chunked_prefill_size",
+               "max_prefill_tokens"}
 TOKEN_FIGURES = {"chunked_prefill_size", "max_prefill_tokens", "max_total_num_tokens",
-                 "max_req_input_len"}
+                 "max_req_input_len", "full_layer_tokens", "swa_layer_tokens",
+                 "swa_kv_cache_tokens", "full_kv_cache_tokens"}
 # A speculative-decoding draft model prints its own `Load weight end` (type=Draft, or its
 # class: `LlamaForCausalLMEagle3`, `...MTP`): its memory is not the target's weights.
 DRAFT_TYPE = re.compile(r"draft|eagle|mtp|nextn|medusa", re.I)
-# The rank tags of SGLang's prefix: `[2026-05-17 09:33:44 DP0 TP3 EP3]`.
-RANK_TAG = re.compile(r"^\s*\[[^\]]*?\bTP(\d+)\b[^\]]*\]")
+# The rank tags of SGLang's prefix: `[2026-05-17 09:33:44 DP0 TP3 EP3]`, `[... PP1 ATTN_CP0
+# MOE_DP0 TP0 EP0]` (0.5.2x): data-, pipeline-, context-, MoE-data- and tensor-parallel ranks.
+PREFIX_TAGS = re.compile(r"^\s*\[([^\]]*)\]")
+RANK_TAG = re.compile(r"(?<![A-Z_])(?:DP|PP|TP|ATTN_CP|MOE_DP)(\d+)\b")
 
 
 def _slug(name: str) -> str:
@@ -112,17 +146,24 @@ class LineToFacts(Transformer):
         if isinstance(first, Token) and first.type == "HEAD":
             head = re.sub(r"\s+", " ", str(first).split(".")[0].strip().lower())
             head = head.replace(" this can take up to several minutes", "")
-            head = head.replace("capture npu graph", "capture cuda graph")  # Ascend's is the same
-            named = NAMED_GRAPH.match(head)
-            if named:
-                # the target's decode graph is the one `Capture cuda graph` always was; any
-                # other keeps its figures under its name (`draft_decode_graph_elapsed`)
-                phase = "graph_" + named["phase"]
-                main = named["role"] == "target" and named["kind"] in ("decode", "verify")
-                head = phase if main else f"{phase}:{named['role']} {named['kind']}"
-                return head, (parts[1] if len(parts) > 1 else [])
+            graph = GRAPH_HEAD.match(head)
+            if graph:
+                # the model's decode graph (any device's: Ascend's npu graph, the CPU graph)
+                # has the columns; any other keeps its figures under its name
+                # (`draft_graph_elapsed`, `draft_extend_graph_mem_usage`)
+                phase = "graph_" + graph["phase"]
+                if graph["name"] not in MAIN_GRAPHS:
+                    phase += ":" + graph["name"]
+                return phase, (parts[1] if len(parts) > 1 else [])
+            pool = KV_POOL_HEAD.match(head)
+            if pool and head not in HEADS:
+                return "kv_allocated:" + pool["label"], (parts[1] if len(parts) > 1 else [])
             return HEADS[head], (parts[1] if len(parts) > 1 else [])
         figures = parts[-1]
+        if len(figures) == 1 and figures[0][0] == "using kv cache dtype":
+            return "kv_dtype", figures
+        if figures and figures[0][0] == "swakvpool mem usage":
+            return "swa_pool", figures
         if not figures or figures[0][0] != "max_total_num_tokens":
             raise BlockParseError("not an SGLang start-up line")
         return "sizes", figures
@@ -233,16 +274,27 @@ def facts_values(kind: str, figures: Any, problems: list[str]) -> dict[str, Any]
         return values
     values = {"engine": ENGINE}
     extra: dict[str, Any] = {}
-    kind, _, graph = kind.partition(":")
-    if graph:
-        # another graph's figures: extra, under the graph's name
+    kind, _, named = kind.partition(":")
+    if named:
+        # another graph's figures, or one of several KV pools': extra, under its name
+        # (`draft_graph_elapsed`, `swa_kv_cache_tokens`); a pool's dtype is the KV cache's
+        # (a draft model's pool keeps its own)
+        noun = "kv cache" if kind == "kv_allocated" else "graph"
         for name, value, unit in figures:
             if isinstance(value, Garbled):
                 problems.append(f"{name}: cannot read {str(value)!r}, not stored")
                 value, unit = None, None
-            if name == "avail mem":
+            if noun == "kv cache":
+                if name == "dtype" and isinstance(value, str) and named != "draft":
+                    values["kv_cache_dtype"] = value
+                    continue
+                if name == "#tokens":
+                    name, unit = "tokens", unit or "tokens"
+            elif name == "avail mem":
                 name = "avail mem " + ("before" if kind == "graph_begin" else "after")
-            extra[_slug(f"{graph} graph {name}")] = _figure(value, unit)
+            elif name == "time elapsed":        # 0.4 -> 0.5.x's `Time elapsed: X s`
+                name = "elapsed"
+            extra[_slug(f"{named} {noun} {name}")] = _figure(value, unit)
         return {**values, "extra": extra} if extra else values
     draft = kind == "weights_end" and any(
         name == "type" and DRAFT_TYPE.search(str(value)) for name, value, _ in figures)
@@ -262,8 +314,7 @@ def facts_values(kind: str, figures: Any, problems: list[str]) -> dict[str, Any]
         elif column and isinstance(value, (int, float)):
             if column.endswith("_gib"):
                 value = _figure(value, unit or "GB")["value"]
-            values[column] = int(value) if column in ("kv_cache_tokens", "max_num_seqs",
-                                                      "max_model_len") else value
+            values[column] = int(value) if column in INT_FIGURES else value
         elif kind == "weights_end" and name == "dtype" and isinstance(value, str):
             values["dtype"] = value
         elif column and isinstance(value, str):
@@ -275,6 +326,10 @@ def facts_values(kind: str, figures: Any, problems: list[str]) -> dict[str, Any]
             if key in TOKEN_FIGURES and unit is None:
                 unit = "tokens"
             extra[key] = _figure(value, unit)
+    if kind == "swa_pool":
+        # the two pools' `KV Cache is allocated` lines before it printed one pool each: the
+        # K and V sizes of the last are not the cache's
+        values.update(kv_cache_k_size_gib=None, kv_cache_v_size_gib=None)
     k_size, v_size = values.get("kv_cache_k_size_gib"), values.get("kv_cache_v_size_gib")
     if k_size is not None and v_size is not None:
         # The KV pool's memory, as vLLM's `Available KV cache memory` says it: K and V together.
@@ -289,9 +344,9 @@ def _parser():
 
 
 def build(line: int, text: str, context: Context) -> Facts | None:
-    rank = RANK_TAG.match(text)
-    if rank and int(rank[1]) != 0:
-        return None                 # another tensor-parallel rank: rank 0 printed the same
+    tags = PREFIX_TAGS.match(text)
+    if tags and any(int(rank) != 0 for rank in RANK_TAG.findall(tags[1])):
+        return None     # another rank: rank 0 printed its own (the launch keeps rank 0's)
     log = split_log_line(text)
     kind, figures = grammar.parse(_parser(), log.message, "SGLang start-up line")
     problems: list[str] = []
@@ -309,17 +364,24 @@ FORMAT = LineFormat(
                 "CUDA-graph capture, scheduler sizes (assembled into one launch).",
     upstream=("sglang 0.2 – 0.5 (2024 – 2026): model_runner.py, scheduler.py, server_args",),
     markers=("server_args=ServerArgs(", "Load weight", "KV Cache is allocated",
-             "Memory pool end", "Capture cuda graph", " graph begin.", " graph end.",
-             "max_total_num_tokens=", "fired up and ready", "Init torch distributed"),
+             "Post-capture KV sizing", "SWAKVPool mem usage", "Use sliding window memory pool",
+             "Mamba Cache is allocated",
+             "Memory pool end", " graph begin.", " graph end.",
+             "max_total_num_tokens=", "fired up and ready", "Init torch distributed",
+             "Init parallel", "Memory baseline taken", "Using KV cache dtype"),
     pattern=re.compile(
         # each head with the start of its figures, so prose naming a line is not read as one
         r"server_args=ServerArgs\(\w|Load weight (?:begin|end)\. [\w ]+=\w"
         r"|KV Cache is allocated\. (?:dtype: [\w.]+, )?(?:#tokens|K size|KV size): \d"
-        r"|Memory pool end\. avail mem=\d"
-        r"|Capture (?:cuda|npu) graph begin\.|Capture (?:cuda|npu) graph end\. "
-        r"(?:Time elapsed: \d|\w+=\d)"
-        r"|Capture (?:target|draft) (?:decode|verify|prefill) \w+ graph (?:begin|end)\. \w+=[\d\[\w]"
+        r"|Memory pool end\. avail mem=\d|SWAKVPool mem usage: \d"
+        r"|Mamba Cache is allocated\. (?:max_mamba_cache_size|conv_state size): \d"
+        r"|Use sliding window memory pool(?: \(all SWA\))?\. \w+=\d"
+        r"|Post-capture KV sizing: (?:\w+=\d|(?:draft )?KV cache allocated\. dtype: \w)"
+        r"|Capture (?:[\w\-]+ ){1,5}?graph begin\.(?: This can|\s*$| [\w ]+=[\d\[\w])"
+        r"|Capture (?:[\w\-]+ ){1,5}?graph end\.(?: Time elapsed: \d|\s*$| [\w ]+=[\d\[\w])"
         r"|(?:^|[\]\s])max_total_num_tokens=\d|The server is fired up and ready to roll"
-        r"|Init torch distributed begin\.\s*$|Init torch distributed ends?\. [\w ]+=\d"),
+        r"|Init (?:torch distributed|parallel) begin\.\s*$"
+        r"|Init (?:torch distributed|parallel) ends?\. [\w ]+=\d"
+        r"|Memory baseline taken\. mem usage=\d|^(?:.*\]\s*)?Using KV cache dtype: \w+\S*\s*$"),
     build=build,
 )

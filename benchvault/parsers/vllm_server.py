@@ -271,7 +271,7 @@ class LineToFacts(Transformer):
         return "max_model_len_used", {"fallback": {"max_model_len": _count(count)}}
 
     def chunked_prefill(self, count):
-        return "chunked_prefill", _with({"max_num_batched_tokens": _tokens(count)})
+        return "chunked_prefill", {"max_num_batched_tokens": _count(count)}
 
     def scheduled_tokens(self, count, _rest):
         return "scheduled_tokens", _with({"max_num_scheduled_tokens": _tokens(count)})
@@ -422,7 +422,28 @@ def parse_message(message: str) -> tuple[str, dict[str, Any]]:
     return grammar.parse(_parser(), message, "server start-up line")
 
 
-def build(line: int, text: str, context: Context) -> Facts:
+# The process tag before a line: `(Worker_TP1 pid=202)`, `(Worker_DP0_PP1_TP0 pid=9)` (0.10+),
+# `(VllmWorker rank=1 pid=7)` (0.8-0.9), `(EngineCore_DP1 pid=3)`; V0's `(VllmWorkerProcess
+# pid=42)` is always a worker beside the driver, rank 0, which prints in its own process.
+PROCESS_TAG = re.compile(r"^\s*(?:[\w.\-]+\s+\|\s*)?\((?P<name>[^()]*?)\s*pid=\d+\)")
+PROCESS_RANK = re.compile(r"(?:\brank=|(?<![A-Za-z])(?:DP|PP|TP))(\d+)")
+
+
+def other_rank(text: str) -> bool:
+    """The line is printed by a process other than rank 0: another tensor-parallel worker,
+    pipeline stage or data-parallel engine.  Each prints its own start-up figures (each
+    worker its own weights, compile and graph times); the launch keeps rank 0's."""
+    tag = PROCESS_TAG.match(text)
+    if tag is None:
+        return False
+    name = tag["name"]
+    return name.startswith("VllmWorkerProcess") or any(
+        int(rank) != 0 for rank in PROCESS_RANK.findall(name))
+
+
+def build(line: int, text: str, context: Context) -> Facts | None:
+    if other_rank(text):
+        return None
     log = split_log_line(text)
     kind, values = parse_message(log.message)
     if kind in ("engine_config", "namespace_args", "nondefault_args"):
@@ -474,7 +495,8 @@ ALIASES = {
 }
 INT_COLUMNS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
                "max_model_len", "max_num_seqs", "num_scheduler_steps", "num_speculative_tokens",
-               "port", "num_gpu_blocks_override")
+               "port", "num_gpu_blocks_override", "chunked_prefill_size", "max_prefill_tokens",
+               "max_num_batched_tokens")
 TEXT_COLUMNS = ("model", "quantization", "dtype", "kv_cache_dtype", "speculative_model")
 SIZE_SUFFIX = {"k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
 # The port a server listens on when its arguments name none (vLLM and SGLang print no port

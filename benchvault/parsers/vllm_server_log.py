@@ -9,6 +9,7 @@ Shapes seen across versions and launchers (the message is what the format gramma
     vllm-1  | INFO 01-05 12:04:53 api_server.py:712] ...                            (compose)
     [2025-01-05 11:32:46] vllm serve deepseek-ai/DeepSeek-V3 ...                    (a script)
     [2025-03-01 12:00:05 DP0 TP0] Decode batch. #running-req: 12, ...                (SGLang)
+    [2026-11-20 10:00:05 PP0 ATTN_CP0 MOE_DP0 TP0 EP0] Load weight end. ...         (SGLang 0.5.2x)
 
 vLLM prints no year; a timestamp without one keeps ``year=None`` and takes its year from a
 dated line of the same launch when it has one.
@@ -34,7 +35,8 @@ LOG_PREFIX = re.compile(
 # put before it (`[Bug] `, `Server log: `): the message starts after it.
 DATED_PREFIX = re.compile(
     r"(?:^|(?<=[\s)\]|:>]))\s*\[(?P<year>\d{4})-(?P<month>\d\d)-(?P<day>\d\d)[ T]"
-    r"(?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)?(?:\s+[A-Z]{2,4}\d+)*\]\s?")
+    r"(?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)?(?:\s+[A-Z]{2,4}(?:_[A-Z]{2,4})?\d+)*\]\s?")
+# (SGLang's rank tags: `[... DP1 TP8]`, 0.5.2x's `[... DP0 PP1 ATTN_CP0 MOE_DP0 TP3 EP3]`)
 # ... and uvicorn's own `INFO:     ` (no timestamp; vLLM >= 0.31 prints it without the pid tag).
 UVICORN_LEVEL = re.compile(r"\s*(?:(?:INFO|WARNING|ERROR):[ \t]+)?")
 PROCESS_PREFIX = re.compile(r"^\s*(?:[\w.\-]+\s+\|\s*)?(?:\([\w .\-]+pid=\d+\)\s*)?"
@@ -52,10 +54,10 @@ PREFIX_PART = re.compile(
     r"|\[" + _LEVEL + r"\]|" + _LEVEL + r"(?::|(?=[ \t]))"
     r"|(?:[\w.\-]+[ \t]+-[ \t]+)?" + _LEVEL + r"[ \t]+-(?=[ \t])"      # logging's ` - x - INFO - `
     r"|\[?(?:(?P<year>\d{4})[-/])?(?P<month>\d\d)[-/](?P<day>\d\d)[ T]+(?P<time>\d\d:\d\d:\d\d)"
-    r"(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?:\s+[A-Z]{2,4}\d+)*\]?(?:\s*-)?"
+    r"(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?:\s+[A-Z]{2,4}(?:_[A-Z]{2,4})?\d+)*\]?(?:\s*-)?"
     r"|\[?\d\d:\d\d:\d\d(?:[.,]\d+)?\]?(?=[ \t])"
     r"|\[[\w.\-/]+\.py:\d+(?::[\w<>]+)?\]|[\w.\-/]+\.py:\d+\]"
-    r"|\[(?:[A-Z]{2,4}\d+[ \t]*)+\]"
+    r"|\[(?:[A-Z]{2,4}(?:_[A-Z]{2,4})?\d+[ \t]*)+\]"
     r"|\[pod/[^\]\s]+\]|[\w.\-]+[ \t]+\|"
     r")")
 

@@ -55,6 +55,16 @@ class ServerLaunch(Provenance):
     max_model_len: int | None = col("Longest sequence (prompt + output) the server accepts.",
                                     "tokens")
     max_num_seqs: int | None = col("Most sequences scheduled at once.", "sequences")
+    max_num_batched_tokens: int | None = col(
+        "vLLM: most tokens the scheduler takes in one step (`Chunked prefill is enabled with "
+        "max_num_batched_tokens=N`, else `--max-num-batched-tokens`).", "tokens")
+    chunked_prefill_size: int | None = col(
+        "SGLang: most tokens of one prefill chunk (`chunked_prefill_size=` of the scheduler's "
+        "start-up line, else `--chunked-prefill-size`); -1 when chunked prefill is off.",
+        "tokens")
+    max_prefill_tokens: int | None = col(
+        "SGLang: most tokens one prefill batch takes (`max_prefill_tokens=` of the scheduler's "
+        "start-up line, else `--max-prefill-tokens`).", "tokens")
     num_scheduler_steps: int | None = col("Multi-step scheduling steps (vLLM V0).", "steps")
     quantization: str | None = col("Quantization method (`--quantization`).", facet=True)
     dtype: str | None = col("Model weights/activations dtype (`--dtype`).", facet=True)
@@ -141,7 +151,7 @@ class ServerLaunch(Provenance):
         "consumed_memory, cuda_graph_memory[_estimated], kv_cache_memory_to_fit/_to_fill/"
         "_in_use), torch.compile times (dynamo_transform_time, graph_compile_time, "
         "compiled_graph_load_time, compilation_time), model_init_time, warmup_run_time, "
-        "max_num_batched_tokens, max_num_scheduled_tokens, num_gpu_blocks_computed; SGLang's "
+        "max_num_scheduled_tokens, num_gpu_blocks_computed; SGLang's "
         "free memory around other steps (avail_mem_before_distributed_init, ...).")
 
 
