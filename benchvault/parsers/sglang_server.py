@@ -35,8 +35,9 @@ from . import grammar
 from .base import BlockParseError, Context, Facts, LineFormat
 from ..reading.pyliteral import ReprParseError, parse_namespace, parse_value
 from ..schemas.models import json_safe
+from ..schemas.server import ServerLaunch
 from .vllm_server import DEFAULT_PORTS, TABLE, columns_from_args
-from .vllm_server_log import split_log_line
+from .vllm_server_log import int_columns, split_log_line
 
 ENGINE = "sglang"
 ONCE = {"server_args"}
@@ -115,8 +116,6 @@ EXTRA_NAMES = {
     ("swa_pool", "swa size"): "swa_kv_cache_tokens",
     ("swa_pool", "full size"): "full_kv_cache_tokens",
 }
-INT_FIGURES = {"kv_cache_tokens", "max_num_seqs", "max_model_len", "chunked_prefill_size",
-               "max_prefill_tokens"}
 TOKEN_FIGURES = {"chunked_prefill_size", "max_prefill_tokens", "max_total_num_tokens",
                  "max_req_input_len", "full_layer_tokens", "swa_layer_tokens",
                  "swa_kv_cache_tokens", "full_kv_cache_tokens"}
@@ -314,7 +313,7 @@ def facts_values(kind: str, figures: Any, problems: list[str]) -> dict[str, Any]
         elif column and isinstance(value, (int, float)):
             if column.endswith("_gib"):
                 value = _figure(value, unit or "GB")["value"]
-            values[column] = int(value) if column in INT_FIGURES else value
+            values[column] = int(value) if column in int_columns(ServerLaunch) else value
         elif kind == "weights_end" and name == "dtype" and isinstance(value, str):
             values["dtype"] = value
         elif column and isinstance(value, str):

@@ -31,7 +31,7 @@ from ..schemas.server import EngineStat
 from . import grammar
 from .base import BlockParseError, Context, LineFormat, Parsed
 from .grammar import ColumnTransformer, snake_name
-from .vllm_server_log import LogLine, LogTime, row_from_log_line, split_log_line
+from .vllm_server_log import LogLine, LogTime, int_columns, row_from_log_line, split_log_line
 
 # label (without its colon) → (column, factor to the column's unit)
 COLUMNS = {
@@ -75,11 +75,6 @@ COLUMNS = {
     "#inflight-req": ("num_inflight_queue_reqs", 1.0),
     "#transferring-req": ("num_inflight_queue_reqs", 1.0),
 }
-WHOLE = {"running", "waiting", "num_used_tokens", "swa_used_tokens", "mamba_used_tokens",
-         "num_pending_tokens",
-         "num_new_seqs", "num_new_tokens",
-         "num_cached_tokens", "num_retracted_reqs", "num_prealloc_queue_reqs",
-         "num_transfer_queue_reqs", "num_inflight_queue_reqs"}
 FLAGS = {"cuda_graph"}          # True / False
 
 # Where the message starts: the batch word after a blank, a bracket or a diff's `+`/`-` (not
@@ -253,10 +248,11 @@ def build(line: int, text: str, context: Context) -> Parsed:
                 warnings.append((line, f"{label}: {number!r} is not True or False, stored as "
                                        "null"))
             continue
+        whole = column in int_columns(EngineStat)        # (a count: `#running-req`)
         if isinstance(number, bool) or not isinstance(number, (int, float)) \
-                or column in WHOLE and not (math.isfinite(number) and number == int(number)):
+                or whole and not (math.isfinite(number) and number == int(number)):
             warnings.append((line, f"{label}: {number!r} is not a "
-                                   f"{'count' if column in WHOLE else 'number'}, stored as null"))
+                                   f"{'count' if whole else 'number'}, stored as null"))
             continue
         # `0.07` of the pool is 7 %, not 7.000000000000001
         columns[column] = round(number * factor, 9)

@@ -126,7 +126,8 @@ def seconds_between(first: LogTime, last: LogTime, year: int | None = None) -> f
 
 
 @functools.lru_cache(maxsize=None)
-def _int_columns(model: type) -> frozenset[str]:
+def int_columns(model: type) -> frozenset[str]:
+    """The columns of ``model`` that hold whole numbers (counts, sizes in tokens)."""
     return frozenset(column for column, field in fields_of(model).items()
                      if "int" in str(field.annotation))
 
@@ -135,7 +136,7 @@ def row_from_log_line(model: type, log: LogLine, context: Context, columns: dict
                       extra: dict[str, Any], **fields: Any) -> Any:
     """A ``model`` row from a parsed log message: counts made whole numbers (the model's int
     columns), with the line's time and the context every such row carries."""
-    for column in _int_columns(model).intersection(columns):
+    for column in int_columns(model).intersection(columns):
         columns[column] = whole_number(columns[column], column)
     return model(logged_at=log.time.text() if log.time else None, section=context.section_text,
                  label=context.label_or_heading, tags=context.tags or None,
