@@ -24,6 +24,7 @@ from lark.exceptions import LarkError
 
 from . import block_formats
 from .base import Block, BlockFormat, Parsed, Problem
+from ..reading.aligned import pipe_table
 from ..reading.tablecells import cell_text, claiming_format, table_rows
 
 
@@ -100,11 +101,11 @@ def build(block: Block) -> list[Parsed | Problem]:
         body = [r[3] for r in rows]
     else:
         header = rows[header_at][3]
-        body = [r[3] for i, r in enumerate(rows) if i != header_at and not r[1]]
+        indexed = [(i, r[3]) for i, r in enumerate(rows) if i != header_at and not r[1]]
+        body = [cells for _, cells in indexed]
         # A table of results retyped as HTML reads as the pipe table it stands for, by the
         # format that claims that (a serving comparison, llama-bench results).
-        claimed = _claimed(block, text[:start].count("\n"), text[start:], header,
-                           [(i, r[3]) for i, r in enumerate(rows) if i != header_at and not r[1]])
+        claimed = _claimed(block, text[:start].count("\n"), text[start:], header, indexed)
         if claimed is not None:
             return claimed
     return table_rows(block, FORMAT.name, header, body,
@@ -124,8 +125,7 @@ def _claimed(block: Block, before: int, html: str, header: list[str],
     words = " ".join([*header, *(cells[0] for _, cells in body if cells)])
     if not RUN_WORDS.search(words):
         return None
-    pipes = ["| " + " | ".join(cells) + " |" for cells in
-             [header, ["---"] * len(header), *(cells for _, cells in body)]]
+    pipes = pipe_table(header, [cells for _, cells in body])
     fmt = claiming_format(pipes, FORMAT, block_formats())
     if fmt is None:
         return None

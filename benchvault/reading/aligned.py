@@ -66,30 +66,36 @@ def tab_separated(lines: list[str]) -> bool:
         and len(tab_cells(filled[0].strip())) >= MIN_COLUMNS
 
 
+def pipe_table(names: list[str], rows: list[list[str] | None]) -> list[str]:
+    """The pipe table of ``names`` over ``rows``: header, delimiter row, one line per row (a
+    blank line for None), as the table formats read it."""
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(cells) + " |"
+    return [line(names), "|" + "---|" * len(names),
+            *("" if row is None else line(row) for row in rows)]
+
+
 def pipe_lines(lines: list[str]) -> list[str] | None:
     """The pipe table ``lines`` (header first, then rows; blank lines skipped) stand for:
     header, delimiter row, one line per row; None when they are no aligned table (too few
     columns, or a row with more pieces than the header has columns)."""
+    rows: list[list[str] | None] = []
     if tab_separated(lines):
         names = tab_cells(lines[0].strip())
-        rows = []
         for line in lines[1:]:
             cells = tab_cells(line.strip()) if line.strip() else []
             if len(cells) > len(names):
                 return None
-            rows.append("| " + " | ".join(cells + [""] * (len(names) - len(cells))) + " |"
-                        if cells else "")
-        return ["| " + " | ".join(names) + " |", "|" + "---|" * len(names), *rows]
+            rows.append(cells + [""] * (len(names) - len(cells)) if cells else None)
+        return pipe_table(names, rows)
     heads = columns(lines[0]) if lines else None
     if heads is None:
         return None
-    rows = []
     for line in lines[1:]:
         if not line.strip():
-            rows.append("")
+            rows.append(None)
             continue
         if len(_cells(line)) > len(heads) + 2:
             return None
-        rows.append("| " + " | ".join(row_cells(line, heads)) + " |")
-    names = [name for _, name in heads]
-    return ["| " + " | ".join(names) + " |", "|" + "---|" * len(names), *rows]
+        rows.append(row_cells(line, heads))
+    return pipe_table([name for _, name in heads], rows)
