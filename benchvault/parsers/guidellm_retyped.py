@@ -108,8 +108,8 @@ def _tables(lines: list[str]) -> list[tuple[list[list[str]], list[tuple[int, lis
         if body:                            # a header after body rows: the next table
             tables.append((header, body))
             header, raw, body = [], [], []
-        if raw and spread(raw[-1], line) is not None:
-            header[-1] = spread(raw[-1], line)
+        if raw and (spread_over := spread(raw[-1], line)) is not None:
+            header[-1] = spread_over
         header.append(row)
         raw.append(line)
     if body:

@@ -73,6 +73,8 @@ def without_remark(text: str) -> str:
     if figure is None or not any(c.isalpha() for c in head[:figure.start()]):
         return text
     return head
+
+
 # Every command pattern names one of these words; a line without them skips the regexes.
 COMMAND_HINTS = ("bench", "serve", "llama", "sglang", "guidellm")
 # A line the context rules below act on holds one of these (fences, headings and `#`
