@@ -120,6 +120,7 @@ for _kind, _why, _fixtures in [
         'serving_retyped/real-held-out-tt-inference-server-pr1571-and-vllm-ascend-pr4936',
         'serving_retyped/real-vllm-metal-pr352-units-in-cells',
         'serving_retyped/real-vllm-metal-pr559-metric-rows-delta',
+        'serving_retyped/derived-runs-named-by-their-setting',
     )),
     ('foreign', "a foreign line inside a hand-made markdown table ends the table, as for serving_retyped above: the rows after it have no header (llama_retyped)", (
         'llama_retyped/derived-three-shapes',
@@ -519,13 +520,17 @@ def test_unknown_field_costs_nothing(pair, tmp_path, tmp_path_factory, request):
     assert not failures, "\n".join(failures)
 
 
+# `grep -n`'s `file:118:` before a line: its number is no value the line holds.
+GREP_LINE_TAG = re.compile(r"^[^\s:]+[:-]\d+[:-]")
+
+
 def cut_positions(raw: Path, text: str, base: Warehouse) -> list[int]:
     """Lines after which the file ends: a line holding a value inside a block (or a table),
     with more of the file after it."""
     lines = text.split("\n")
     last = max((i for i, line in enumerate(lines, 1) if line.strip()), default=0)
     candidates = {n for n in _lines_in_blocks(base)
-                  if n < last and re.search(r"\d", lines[n - 1])}
+                  if n < last and re.search(r"\d", GREP_LINE_TAG.sub("", lines[n - 1]))}
     return _pick(_rng(raw, "cut"), candidates)
 
 

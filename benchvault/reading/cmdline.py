@@ -221,11 +221,13 @@ def parse_command(text: str, program_re: re.Pattern[str], short_flags: dict[str,
     while tokens and ENV_ASSIGNMENT.match(tokens[0]):
         key, _, value = tokens.pop(0).partition("=")
         env[key] = value
-    # The program is everything up to and including the matched name (path, interpreter).
+    # The program is everything up to and including the matched name (path, interpreter); a
+    # pattern that looks ahead at the first flag (`llama-bench(?=\s+-)`) does not take it.
     consumed = 0
     for i in range(len(tokens)):
-        if program_re.search(" ".join(tokens[: i + 1])):
-            consumed = i + 1
+        name = program_re.search(" ".join(tokens[: i + 1]))
+        if name is not None:
+            consumed = i if name.end() <= len(" ".join(tokens[:i])) else i + 1
             break
     program = " ".join(tokens[:consumed])
     command = Command(text=segment, program=program, env=env)

@@ -58,6 +58,73 @@ LIST_MARKER_RE = re.compile(r"^[ \t]{0,3}(?:[*+-]|\d+[.)])[ \t]+")
 # SGLang's `#running-req:` and a table's `| # |` stay.
 REMARK_START_RE = re.compile(r"[ \t]{2,}#[ \t]")
 FIGURE_AFTER_LABEL_RE = re.compile(r":[ \t]*[-+]?\d")
+# A shell variable set on its own line of a note or script (`MODEL=Qwen/Qwen3-8B`, `export
+# TP=2`, fish's `set -x MODEL_NAME "..."`): a command written later with `$MODEL` or
+# `${MODEL}` ran with its value.
+SHELL_ASSIGN_RE = re.compile(
+    r"^\s*(?:(?:export|declare|local|readonly)\s+(?:-\w+\s+)*)?(?P<name>[A-Za-z_]\w*)="
+    r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s\"'`$;&|]*)\s*(?:#.*)?$"
+    r"|^\s*set\s+(?:-\w+\s+)*(?P<fish>[A-Za-z_]\w*)\s+(?P<fish_value>\"[^\"]*\"|'[^']*'|[^\s\"'`$;&|]+)\s*$")
+SHELL_VAR_RE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
+MAX_SHELL_VARS = 256
+
+
+def shell_assignment(text: str) -> tuple[str, str] | None:
+    """(name, value) of a line that only sets a shell variable, or None."""
+    match = SHELL_ASSIGN_RE.match(text)
+    if match is None:
+        return None
+    name = match.group("name") or match.group("fish")
+    value = match.group("value") if match.group("name") else match.group("fish_value")
+    if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) > 1:
+        value = value[1:-1]
+    return name, value
+
+
+# A tag a program or a tool put before every line of an output (grep's `file:` on the line it
+# matched and `file-` on the lines around it, `-n`'s `file:12:`, mpirun's `[1,0]<stdout>:`): a
+# run of such lines is read without it, from the line where a result starts after the tag.
+MAX_TAG_CHARS = 80
+TAG_END_RE = re.compile(r"[:-]")
+TAG_INSIDE = set("0123456789])")
+TAG_PARTS_RE = re.compile(r"(\d+|[:-])")
+
+
+def tag_pattern(tag: str) -> re.Pattern[str]:
+    """The tag as every line of its run carries it: grep writes `:` or `-` after the file (and
+    after a line number) by whether the line matched, and numbers count on."""
+    parts = TAG_PARTS_RE.split(tag)
+    return re.compile("".join(
+        r"\d+" if part.isdigit() else "[:-]" if part in (":", "-") else re.escape(part)
+        for part in parts if part))
+
+
+# What a line that names the result right below it may not hold: a table, a heading, markup,
+# or a `label: value` pair.
+NOT_IN_LABEL = set(":|#<>[]{}`")
+MAX_LABEL_CHARS = 40
+MAX_LABEL_WORDS = 5
+LABEL_QUOTES = "\"'\u201c\u201d"
+
+
+def label_line(text: str, item: bool = False, fenced: bool = False) -> str | None:
+    """The name a short line gives the result right under it (`helion:`, `* bs 32, origin`,
+    `**Before**`, `"after":`), or None.  It ends with a colon, or (in a note's prose) is bold
+    or a list item (``item``: its marker was taken off): a plain sentence is prose."""
+    name = text.strip()
+    colon = name.endswith(":")
+    name = name.rstrip(":").rstrip()
+    bold = not fenced and len(name) > 4 and name[:2] in ("**", "__") and name.endswith(name[:2])
+    if bold:
+        name = name[2:-2].strip()
+        colon = colon or name.endswith(":")
+        name = name.rstrip(":").rstrip()
+    name = name.strip(LABEL_QUOTES).strip()
+    if not (colon or bold or item and not fenced) or not name or len(name) > MAX_LABEL_CHARS \
+            or len(name.split()) > MAX_LABEL_WORDS or name[-1] in ".?!,;" \
+            or not any(c.isalpha() for c in name) or not NOT_IN_LABEL.isdisjoint(name):
+        return None
+    return name
 
 
 def without_remark(text: str) -> str:
@@ -274,6 +341,8 @@ class Segmenter:
         # tool output and its `# c=16` lines comments, as inside a fence.
         self.capture = False
         self.prefix = ""   # the comment/quote prefix of the run of lines being read
+        self.tag: re.Pattern[str] | None = None   # ...or the tag every line of it carries
+        self.shell_vars: dict[str, str] = {}       # SHELL_ASSIGN_RE: the note's variables
         self.run_broke = False   # the line just read ended such a run
         # One line without the prefix read inside a run while a block is open: the run goes
         # on when the line after it has the prefix again (a line typed into pasted output).
@@ -305,6 +374,10 @@ class Segmenter:
         # Prose lines read as the log lines they quote in backticks: a quoted line is no
         # heading, comment or capture of the note (`# GPU blocks: N` is not a title).
         self.quoting: set[int] = set()
+        # A note line naming the result right under it (blank lines and a fence between
+        # them at most): the label of the block that starts next.
+        self.pending_label: str | None = None
+        self.list_items: set[int] = set()    # a note's lines that were list items
 
     def _fed(self, lines: Iterable[tuple[int, str]], idle: Callable[[], bool]
              ) -> Iterator[tuple[int, int, str] | None]:
@@ -345,7 +418,8 @@ class Segmenter:
                 lineno, text = again.popleft()
             else:
                 if skip is not None and pending is None and record is None \
-                        and not self.prefix and not self.lapsed and idle():
+                        and not self.prefix and self.tag is None and not self.lapsed \
+                        and idle():
                     skip()
                     if take is not None and not self.lookahead and not self.replay:
                         self.lane.enter()
@@ -367,11 +441,15 @@ class Segmenter:
                 if self.markdown:
                     text = self._unquote(text)
                     if not self.in_fence:
-                        text = _undecorated(text)
+                        bare = _undecorated(text)
+                        if LIST_MARKER_RE.match(text) and not LIST_MARKER_RE.match(bare):
+                            self.list_items.add(lineno)
+                        text = bare
                     if "#" in text:
                         text = without_remark(text)
                 if self.prefix or text[:1] in PREFIX_INITIALS:
                     text = self._unprefix_run(text)
+                text = self._untagged(text)
                 pieces = split_joined(text, self._known)
                 if pieces:          # read as the lines it joined, each at the joining line
                     again.extend((lineno, piece) for piece in pieces)
@@ -734,11 +812,20 @@ class Segmenter:
             self.capture = False
             self.ctx.fenced = self.in_fence or not self.markdown
             return
-        if self.markdown and self._note_context(text):
-            return
+        if self.markdown:
+            self._name_next_result(start, text)
+            if self._note_context(text):
+                return
         act = self._context_action(start, text)
         if act is not None:
             act()
+
+    def _name_next_result(self, start: int, text: str) -> None:
+        item = start in self.list_items
+        if self.list_items:
+            self.list_items = {n for n in self.list_items if n > start}
+        if text.strip():
+            self.pending_label = label_line(text, item, self.in_fence)
 
     def _note_context(self, text: str) -> bool:
         """A note's own context: whether a capture is pasted, its headings (True: the line
@@ -778,9 +865,17 @@ class Segmenter:
             match = preamble.match(stripped)
             if match:
                 return lambda: self.ctx.printed.update({match.group(1): match.group(2).strip()})
+        if "=" in text or stripped.startswith("set "):
+            assigned = shell_assignment(text)
+            if assigned is not None and (assigned[0] in self.shell_vars
+                                         or len(self.shell_vars) < MAX_SHELL_VARS):
+                return lambda: self.shell_vars.__setitem__(*assigned)
         return None
 
     def _saw_command(self, kind: str, text: str, start: int) -> None:
+        if self.shell_vars and "$" in text:
+            text = SHELL_VAR_RE.sub(
+                lambda m: self.shell_vars.get(m.group(1) or m.group(2), m.group(0)), text)
         self.ctx.commands[kind] = Seen(kind, text, start, self._depth)
         if kind in self.run_commands:
             self.ctx.namespace = None
@@ -811,7 +906,7 @@ class Segmenter:
         LineSource, as long as no marker is on them: such a line can only end the block or be
         part of it (it starts nothing, cuts nothing, joins nothing).  True: the block ended."""
         take = getattr(source, "take_plain", None)
-        if take is None or self.lookahead or self.prefix:
+        if take is None or self.lookahead or self.prefix or self.tag is not None:
             return False
         fmt = block.format
         lines, ended = take(self._unquote if self.markdown else str, fmt.end.match,
@@ -859,6 +954,33 @@ class Segmenter:
             if found and not TABLE_RULE_RE.match(text) and self._is_output(bare):
                 self.prefix = found
                 return bare
+        return text
+
+    def _untagged(self, text: str) -> str:
+        """``text`` without the tag of the run of tagged lines it is in (TAG_PARTS_RE); a run
+        starts where a result starts after a tag, and ends at the first line without it."""
+        if self.tag is not None:
+            match = self.tag.match(text)
+            if match is not None:
+                self.lapsed = False
+                return text[match.end():]
+            if not self.lapsed and text.strip() and self.block_open():
+                self.lapsed = True      # one line typed into the output: see the next one
+                return text
+            self.tag, self.run_broke, self.lapsed = None, True, False
+        if not self.start_hint.search(text, 0, MAX_TAG_CHARS + 80) \
+                or any(f.starts(text) for f in self.formats):
+            return text
+        for end in TAG_END_RE.finditer(text, 0, MAX_TAG_CHARS):
+            tag = text[:end.end()]
+            if any(c.isspace() for c in tag):
+                break
+            if not any(c.isalnum() for c in tag) \
+                    or text[end.end():end.end() + 1] in TAG_INSIDE:
+                continue        # a rule, a table's border, or inside a time or a number
+            if any(f.starts(text[end.end():]) for f in self.formats):
+                self.tag = tag_pattern(tag)
+                return text[end.end():]
         return text
 
     def _heading_line(self, text: str) -> bool:
@@ -1070,6 +1192,9 @@ class Segmenter:
             started = next((f for f in self.formats if f.starts(text)), None) \
                 if self.start_hint.search(text) else None
             if started is not None:
+                if self.pending_label is not None and self.ctx.label is None:
+                    self.ctx.label = self.pending_label
+                self.pending_label = None
                 block = Block(started, [text], start, end, False, self.ctx.snapshot())
                 # Ended on its own line (an HTML <table>...</table>) or by the lines after it.
                 if started.end is not None and (started.end.match(text)
