@@ -143,7 +143,10 @@ class LineToFacts(Transformer):
         values: dict[str, Any] = {"engine_init_s": _float(seconds)}
         if compilation:
             parts = compilation[2] if len(compilation) > 2 else {}
-            values["extra"] = _extra(compilation_time=_seconds(compilation[0]), **parts)
+            if parts:   # the language model's and the encoder's: extra, as their total
+                values["extra"] = _extra(compilation_time=_seconds(compilation[0]), **parts)
+            else:       # torch.compile's total (compilation_config.compilation_time)
+                values["torch_compile_s"] = _float(compilation[0])
         return "engine_init", values
 
     def compile_parts(self, _dash, *parts):
