@@ -174,8 +174,10 @@ def _build_block(block: Block, text: str | None = None) -> Iterator[Parsed | Ing
             yield IngestWarning(item.line, f"{name}: {item.reason}", name, item.raw_text)
             continue
         _stamp(item, block.line_start, block.line_end, block.text if text is None else text)
+        # (a table another format claimed speaks as that format: its row says which)
+        who = getattr(getattr(item, "row", None), "format", None) or name
         for line, reason in item.warnings:
-            yield IngestWarning(line, f"{name}: {reason}", name)
+            yield IngestWarning(line, f"{who}: {reason}", who)
         yield item
 
 

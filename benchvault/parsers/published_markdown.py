@@ -70,12 +70,15 @@ def _parser() -> Lark:
 
 
 def build(block: Block) -> list[Parsed | Problem]:
-    if block.context.fenced or len(block.lines) < 2:
+    if len(block.lines) < 2:
         return []
     other = claiming_format(block.lines, FORMAT, block_formats(), or_starting=True)
     if other is not None:
-        # Read by the format that claims the whole table, or left to the one that starts it.
+        # Read by the format that claims the whole table (a program's own, or results retyped
+        # by hand, pasted into a fence as often as not), or left to the one that starts it.
         return other.build(replace(block, format=other)) if other.claims else []
+    if block.context.fenced:
+        return []       # a program's output: a table of it is no published table
     return read_table(block)
 
 
@@ -134,7 +137,7 @@ FORMAT = BlockFormat(
     upstream=("GitHub-flavoured markdown tables, hand-made or exported by report tools",),
     markers=("|",),
     # a header: at least two cells with text, each closed by a pipe
-    start=re.compile(r"^\s*\|(?:\s*[^|\s][^|]*\|){2}"),
+    start=re.compile(r"^\s*\|(?:[ \t]*\|)?(?:\s*[^|\s][^|]*\|){2}"),
     end=None,
     max_lines=20_000,
     build=build,

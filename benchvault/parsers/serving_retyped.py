@@ -290,6 +290,26 @@ def resembles(lines: list[str]) -> bool:
     return runs(lines) is not None
 
 
+# A count written as a part of a whole (`Successful requests | 520/520`).
+OUT_OF = {"completed", "failed"}
+OUT_OF_CELL = re.compile(r"^\s*(\d[\d,]*)\s*/\s*\d[\d,]*\s*$")
+
+
+# A run's label that names its setting (`Concurrency 64`, `c=16`, `QPS: 2`, `bs 32`).
+LABEL_SETTING = re.compile(r"^(?P<name>[A-Za-z][A-Za-z _]*?)\s*[=:]?\s*(?P<value>\d+(?:\.\d+)?)$")
+LABEL_SETTINGS = {"max_concurrency", "request_rate", "num_prompts", "random_input_len",
+                  "random_output_len"}
+
+
+def _label_settings(label: str | None) -> dict[str, Any]:
+    match = LABEL_SETTING.match(cell_text(label or "").strip())
+    m = meaning(match.group("name")) if match else None
+    if m is None or m.column not in LABEL_SETTINGS:
+        return {}
+    value = float(match.group("value"))
+    return {m.column: int(value) if _int_column(m.column) else value}
+
+
 def _int_column(column: str) -> bool:
     return fields_of(ServingRun)[column].annotation in (int, int | None)
 
@@ -308,6 +328,8 @@ def _read(run: Run, block: Block, problems: list[tuple[int, str]]
         if m.column == "model":
             values[m.column] = text
             continue
+        if m.column in OUT_OF and OUT_OF_CELL.match(cell_text(text)):
+            text = OUT_OF_CELL.match(cell_text(text)).group(1)     # `520/520`: 520 of 520
         value, unit = number(NAMED_CELL.sub("", text) if m.column and not m.measured
                              else text)
         if value is None:
@@ -387,6 +409,8 @@ def build(block: Block) -> list[Parsed | Problem]:
     for run in found:
         problems: list[tuple[int, str]] = []
         values, extra, stats, tolerance = _read(run, block, problems)
+        for column, value in _label_settings(run.label).items():
+            values.setdefault(column, value)
         if not any(isinstance(v, (int, float)) for v in values.values()) and not stats:
             continue
         first, last = min(run.lines), max(run.lines)
