@@ -175,6 +175,9 @@ class BlockFormat:
     # format read it?  Then the other hands it the table (published_markdown, a GuideLLM table
     # retyped by hand); None: it reads every table its start line starts.
     claims: Callable[[list[str]], bool] | None = None
+    # It claims a table by the header its program prints (not by words a person chose): it is
+    # asked before the formats that claim by header words.
+    by_own_header: bool = False
 
     def starts(self, line: str) -> bool:
         for marker in self.markers:     # a loop, not any(): asked of every format per hint
@@ -185,14 +188,16 @@ class BlockFormat:
 
 def claimed_table(name: str, table: str, description: str, upstream: tuple[str, ...],
                   build: Callable[[Block], "Parsed | list[Parsed | Problem]"],
-                  claims: Callable[[list[str]], bool]) -> BlockFormat:
+                  claims: Callable[[list[str]], bool], by_own_header: bool = False
+                  ) -> BlockFormat:
     """A format of pipe tables retyped by hand that starts no block itself: the table formats
     (``published_markdown``, ``llama_bench``, ``aligned_table``) hand it the tables it
     ``claims``, and it leaves the context around them to the next block."""
     return BlockFormat(name=name, table=table, description=description, upstream=upstream,
                        markers=("|",), start=re.compile(r"(?!)"), end=None, max_lines=2_000,
                        build=build, continues=lambda line: line.lstrip().startswith("|"),
-                       restarts=False, consumes=False, cuts=False, claims=claims)
+                       restarts=False, consumes=False, cuts=False, claims=claims,
+                       by_own_header=by_own_header)
 
 
 @dataclass

@@ -103,7 +103,9 @@ def claiming_format(lines: list[str], me: object, formats: Iterable[object], *,
                     or_starting: bool = False) -> object | None:
     """The format other than ``me`` that claims the table of ``lines`` by what it holds (a
     table retyped by hand); with ``or_starting``, also one that claims nothing but starts at its
-    first line (a llama-bench table).  None when none does."""
+    first line (a llama-bench table).  None when none does.  A format that knows the table by
+    its program's own header is asked first."""
+    formats = sorted(formats, key=lambda f: not getattr(f, "by_own_header", False))
     return next((f for f in formats if f is not me and (
         f.claims(lines) if getattr(f, "claims", None) is not None
         else or_starting and f.starts(lines[0]))), None)
