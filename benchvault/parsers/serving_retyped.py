@@ -39,7 +39,7 @@ from ..schemas.models import LatencyStat, ServingRun, fields_of
 from . import published_markdown
 from .base import Block, Parsed, Problem, claimed_table, half_unit
 from .grammar import snake_name
-from .runcontext import engine_named_in, infer_engine
+from .runcontext import engine_named_in, infer_engine, serving_context
 from .vocabulary import load
 
 PAREN = re.compile(r"\(([^()]*)\)")
@@ -290,6 +290,8 @@ def resembles(lines: list[str]) -> bool:
     return runs(lines) is not None
 
 
+# What the table's run takes from its own context, not the command's
+OWN_CONTEXT = {"section", "label", "tags", "engine"}
 # A count written as a part of a whole (`Successful requests | 520/520`).
 OUT_OF = {"completed", "failed"}
 OUT_OF_CELL = re.compile(r"^\s*(\d[\d,]*)\s*/\s*\d[\d,]*\s*$")
@@ -406,10 +408,15 @@ def build(block: Block) -> list[Parsed | Problem]:
     found = runs(block.lines) or []
     out: list[Parsed | Problem] = []
     context = block.context
+    # The benchmark command (and printed Namespace) the table's runs ran with
+    shared = {k: v for k, v in serving_context(context).items()
+              if k not in OWN_CONTEXT and v is not None}
     for run in found:
         problems: list[tuple[int, str]] = []
         values, extra, stats, tolerance = _read(run, block, problems)
         for column, value in _label_settings(run.label).items():
+            values.setdefault(column, value)
+        for column, value in shared.items():     # the table's own figures first
             values.setdefault(column, value)
         if not any(isinstance(v, (int, float)) for v in values.values()) and not stats:
             continue
