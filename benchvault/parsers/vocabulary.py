@@ -112,7 +112,7 @@ def markdown(labels: tuple[Label, ...] | None = None) -> str:
         "`python -m benchvault.parsers.vocabulary --write`; a test renders each label "
         "through upstream's own format string and checks that it lands in its column. "
         "Versions were read in the released code of vLLM 0.8.5, 0.10.2 and 0.11.0 (wheels), "
-        "SGLang 0.3.0, 0.4.3, 0.4.9, 0.5.4 and 0.5.10.post1 (wheels), GuideLLM 0.2.0 - 0.8.1 "
+        "SGLang 0.3.0, 0.4.3, 0.4.9, 0.5.4 and 0.5.10.post1 (wheels), GuideLLM 0.1.0 - 0.8.1 "
         "(every release's wheel) and the llama.cpp that llama-cpp-python 0.3.16 vendors; "
         "vLLM's benchmarks/ before 0.8 and its releases "
         "after 0.11 in the repository's code where it was at hand (`current`: the newest "
