@@ -149,6 +149,9 @@ EXTRA_NAMES = {
     ("output tok total", "inc"): "incomplete_output_tokens",
     ("output tok total", "err"): "errored_output_tokens",
 }
+# 0.8's share of requests within the objectives, printed in percent (benchmarks.json:
+# slo_attainment, a fraction)
+EXTRA_NAMES_PERCENT = {("goodput", "attainment", "%"): "slo_attainment_pct"}
 # Any other column: its header words in snake_case, the short forms said whole
 # (`Input Tok / Per Req / Mdn` → `input_tokens_per_request_median`); a modality's table
 # (`Text Metrics Statistics`) names its modality first.
@@ -205,7 +208,7 @@ def _norm(key: tuple[str, ...]) -> tuple[str, ...]:
 
 
 COLUMNS_BY_KEY = {_norm(k): v for k, v in COLUMNS.items()}
-EXTRA_BY_KEY = {_norm(k): v for k, v in EXTRA_NAMES.items()}
+EXTRA_BY_KEY = {_norm(k): v for k, v in (EXTRA_NAMES | EXTRA_NAMES_PERCENT).items()}
 STRATEGY_KEYS = {_norm(k) for k in STRATEGY_COLUMNS}
 
 
