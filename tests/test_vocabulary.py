@@ -73,6 +73,8 @@ def synthetic(label: Label, index: int) -> int | float | str:
     base = 37 + 3 * index
     if label.kind == "str":
         return f"text{base}"
+    if label.kind == "time":       # a time of day as printed (`%H:%M:%S`)
+        return f"{base // 60 % 24:02d}:{base % 60:02d}:{index % 60:02d}"
     if label.kind == "bool":
         return index % 2 == 0      # printed `True` or `False`
     return base if _is_int(label) else base + 0.5
@@ -129,6 +131,9 @@ for _label in LABELS:
 def test_label_lands_in_its_column(label, tmp_path):
     number = synthetic(label, _INDEX[label.format].index(label))
     text = label.render(number)
+    # a table column's label is its header path: the context prints each of its cells
+    assert all(part in text for part in label.header_path), (
+        f"{label.label!r}: its header cells are not all in its context:\n{text}")
     suffix = ".json" if text.lstrip().startswith(("{", "[")) else ".log"
     path = tmp_path / f"{label.format}{suffix}"
     path.write_text(text, encoding="utf-8")

@@ -32,6 +32,10 @@ What varies between versions, and how it is read:
   ``... / Mean CI Margin``), never a std.  Under ``Mean ± Std`` x is the std: a latency's as its
   ``std`` statistic (``std_<metric>_ms``), any other column's in ``extra`` (``... / Std``).
   0.8's ``*`` after a p95 its sample cannot bound is dropped: the figure is still the p95.
+* The Benchmark column names the strategy: its kind (0.4 - 0.7: ``constant``), with what sets it
+  after ``@`` in 0.2 - 0.3 and 0.8+ (``str(strategy)``): ``concurrent@8`` and ``throughput@64``
+  give ``max_concurrency``, ``constant@6.50`` / ``poisson@6.50`` ``request_rate``, ``trace@1.00``
+  the time scale (``extra``); ``throughput@unlimited`` has no cap.
 * ``--`` is a missing value.  A cell that reads as nothing expected (``67!.0``) is left empty with
   a warning naming its line and text: one unreadable cell costs that cell, one unreadable table
   that table, never the other benchmarks.
@@ -145,6 +149,9 @@ EXTRA_NAMES = {
     ("output tok total", "inc"): "incomplete_output_tokens",
     ("output tok total", "err"): "errored_output_tokens",
 }
+# 0.8's share of requests within the objectives, printed in percent (benchmarks.json:
+# slo_attainment, a fraction)
+EXTRA_NAMES_PERCENT = {("goodput", "attainment", "%"): "slo_attainment_pct"}
 # Any other column: its header words in snake_case, the short forms said whole
 # (`Input Tok / Per Req / Mdn` → `input_tokens_per_request_median`); a modality's table
 # (`Text Metrics Statistics`) names its modality first.
@@ -156,7 +163,14 @@ HEADER_WORDS = {"tok": "tokens", "req": "request", "reqs": "requests", "mdn": "m
 TEXT_COLUMNS = {"start_time", "end_time"}
 STRATEGY_COLUMNS = {("metadata", "benchmark"), ("benchmark", "strategy"), ("strategy",),
                     ("benchmark",)}
-STRATEGY_RE = re.compile(r"^(?P<kind>[a-z_]+)(?:@(?P<value>\d+(?:\.\d+)?))?$")
+# A strategy as printed: its kind, then (0.8: str(strategy)) what sets it after `@` -- the
+# streams of `concurrent@8`, the cap of `throughput@64` (`throughput@unlimited`: none), the rate
+# of `constant@6.50` / `poisson@6.50`, the time scale of `trace@1.00`.
+STRATEGY_RE = re.compile(r"^(?P<kind>[a-z_]+)(?:@(?P<value>\d+(?:\.\d+)?|unlimited))?$")
+# kind → where the number after `@` goes: a concurrency cap, or an extra by its benchmarks.json
+# name; any other kind's number is its request rate
+STRATEGY_VALUES = {"concurrent": "max_concurrency", "throughput": "max_concurrency",
+                   "trace": "time_scale"}
 WORKER_MODEL_RE = re.compile(r"backend_model='([^']*)'")
 WORKER_TARGET_RE = re.compile(r"backend_target='([^']*)'")
 WORKER_TYPE_RE = re.compile(r"backend_type='([^']*)'")
@@ -194,7 +208,7 @@ def _norm(key: tuple[str, ...]) -> tuple[str, ...]:
 
 
 COLUMNS_BY_KEY = {_norm(k): v for k, v in COLUMNS.items()}
-EXTRA_BY_KEY = {_norm(k): v for k, v in EXTRA_NAMES.items()}
+EXTRA_BY_KEY = {_norm(k): v for k, v in (EXTRA_NAMES | EXTRA_NAMES_PERCENT).items()}
 STRATEGY_KEYS = {_norm(k) for k in STRATEGY_COLUMNS}
 
 
@@ -465,13 +479,16 @@ class Benchmark:
             self.extra.setdefault("strategy", kind)
         if kind == "synchronous":
             self.values["max_concurrency"] = 1
-        if match and match.group("value"):
-            number = match.group("value")
-            if kind == "concurrent":
-                self.values["max_concurrency"] = int(float(number))
+        number = match.group("value") if match else None
+        if number and number != "unlimited":
+            column = STRATEGY_VALUES.get(kind, "request_rate")
+            if column == "max_concurrency":
+                self.values[column] = int(float(number))
+            elif column in SERVING_FIELDS:
+                self.values[column] = float(number)
+                self.tolerance[column] = half_unit(number) or 0.0
             else:
-                self.values["request_rate"] = float(number)
-                self.tolerance["request_rate"] = half_unit(number) or 0.0
+                self.extra[column] = float(number)
         if kind:
             self.extra.setdefault("label", f"{kind}@{match.group('value')}"   # (as printed)
                                   if match and match.group("value") else kind)

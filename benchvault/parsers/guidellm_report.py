@@ -13,8 +13,8 @@ Its metrics are distributions per request status::
 The successful requests' summaries fill the columns named after vLLM's keys (mean → column,
 total_sum → token totals); every statistic is a ``latency_stats`` row (``request_latency`` is in
 seconds and becomes ``e2el`` in ms).  GuideLLM's TPOT counts the first token too, unlike
-vLLM's.  The strategy gives ``max_concurrency`` (synchronous = 1, concurrent = streams) or
-``request_rate`` (constant, poisson).  The report is read one benchmark at a time; sampled
+vLLM's.  The strategy gives ``max_concurrency`` (synchronous = 1, concurrent = streams,
+throughput its ``max_concurrency`` cap) or ``request_rate`` (constant, poisson).  The report is read one benchmark at a time; sampled
 requests (``requests.successful/errored/incomplete``) become ``serving_requests``.
 """
 
@@ -141,6 +141,8 @@ def bench_to_parsed(bench: dict, report: dict, context: Context, line: int) -> P
         values["max_concurrency"] = 1
     elif strategy.get("streams") is not None:
         values["max_concurrency"] = strategy["streams"]
+    elif kind == "throughput" and isinstance(strategy.get("max_concurrency"), int):
+        values["max_concurrency"] = strategy["max_concurrency"]     # throughput@64
     if strategy.get("rate") is not None:
         values["request_rate"] = strategy["rate"]
     model = first(bench, "model") or dig(report, "args", "model")

@@ -19,7 +19,10 @@ format, across their released versions, and the column each one lands in::
 
 ``context`` is the smallest text the format reads the line in (``{line}`` marks where, and
 ``{label}`` the label again: a table's header cell over the value's cell); a label may carry
-its own.  ``scale`` (optional) turns the printed number into the column's
+its own.  In a table whose columns upstream pads, ``{line:<12}`` (``{line:>12}``) pads the
+printed cell to its column's width as upstream does, and a label ``Title | Group | Name |
+Stat`` is the path of a column's header cells, the table's title first (its context prints
+them).  ``scale`` (optional) turns the printed number into the column's
 unit (a printed percentage into a fraction: 0.01).  ``table`` (optional, per file or per
 label) names the table the column is in when it is not the format's own (a format that reads
 serving and offline runs alike).
@@ -39,6 +42,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SUFFIX = ".vocab.toml"
+# Where a context takes the printed line: `{line}`, or `{line:<12}` padded to a column's width
+LINE = re.compile(r"\{line(?::([<>^]\d+))?\}")
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,13 @@ class Label:
     def render(self, value) -> str:
         """The label printed by upstream's format string with ``value``, in its context."""
         line = self.printer.format(label=self.label, value=value)
-        return self.context.replace("{label}", self.label).replace("{line}", line)
+        return LINE.sub(lambda m: format(line, m.group(1) or ""),
+                        self.context.replace("{label}", self.label))
+
+    @property
+    def header_path(self) -> list[str]:
+        """A table column's header cells, title first (`Title | Group | Name`), else []."""
+        return self.label.split(" | ") if " | " in self.label else []
 
 
 def vocab_files() -> list[Path]:
@@ -101,8 +112,9 @@ def markdown(labels: tuple[Label, ...] | None = None) -> str:
         "`python -m benchvault.parsers.vocabulary --write`; a test renders each label "
         "through upstream's own format string and checks that it lands in its column. "
         "Versions were read in the released code of vLLM 0.8.5, 0.10.2 and 0.11.0 (wheels), "
-        "SGLang 0.3.0, 0.4.3, 0.4.9, 0.5.4 and 0.5.10.post1 (wheels) and the llama.cpp that "
-        "llama-cpp-python 0.3.16 vendors; vLLM's benchmarks/ before 0.8 and its releases "
+        "SGLang 0.3.0, 0.4.3, 0.4.9, 0.5.4 and 0.5.10.post1 (wheels), GuideLLM 0.1.0 - 0.8.1 "
+        "(every release's wheel) and the llama.cpp that llama-cpp-python 0.3.16 vendors; "
+        "vLLM's benchmarks/ before 0.8 and its releases "
         "after 0.11 in the repository's code where it was at hand (`current`: the newest "
         "code read there).",
         "",
