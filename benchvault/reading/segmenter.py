@@ -88,6 +88,7 @@ MAX_TAG_CHARS = 80
 TAG_END_RE = re.compile(r"[:-]")
 TAG_INSIDE = set("0123456789])")
 TAG_PARTS_RE = re.compile(r"(\d+|[:-])")
+FIRST_TOKEN_RE = re.compile(r"\S+")
 
 
 def tag_pattern(tag: str) -> re.Pattern[str]:
@@ -968,13 +969,13 @@ class Segmenter:
                 self.lapsed = True      # one line typed into the output: see the next one
                 return text
             self.tag, self.run_broke, self.lapsed = None, True, False
-        if not self.start_hint.search(text, 0, MAX_TAG_CHARS + 80) \
+        token = FIRST_TOKEN_RE.match(text)          # a tag is the line's first word
+        if token is None or TAG_END_RE.search(text, 0, min(token.end(), MAX_TAG_CHARS)) is None \
+                or self.block_open() or not self.start_hint.search(text, 0, MAX_TAG_CHARS + 80) \
                 or any(f.starts(text) for f in self.formats):
             return text
-        for end in TAG_END_RE.finditer(text, 0, MAX_TAG_CHARS):
+        for end in TAG_END_RE.finditer(text, 0, min(token.end(), MAX_TAG_CHARS)):
             tag = text[:end.end()]
-            if any(c.isspace() for c in tag):
-                break
             if not any(c.isalnum() for c in tag) \
                     or text[end.end():end.end() + 1] in TAG_INSIDE:
                 continue        # a rule, a table's border, or inside a time or a number
