@@ -127,6 +127,7 @@ for _kind, _why, _fixtures in [
         'llama_retyped/derived-sizes-in-units-bare-means',
         'llama_retyped/derived-tests-as-columns-beside-ttft',
         'llama_retyped/real-strix-halo-perf-backend-version-build',
+        'llama_retyped/derived-spread-column-builds-in-cells',
     )),
     ('foreign', "a line of text typed between an HTML table's rows is no markup the table's grammar knows: the table is not read, with a warning, and kept raw (published_html)", (
         'serving_retyped/derived-html-tables',

@@ -59,6 +59,7 @@ LABEL_WORDS = (
     (re.compile(r"^(?:build|commit)\b", re.I), "build"),
     (re.compile(r"^(?:gpu|gpus|device|devices|card|hardware)\b", re.I), "gpu_info"),
     (re.compile(r"^(?:size|model size)\b", re.I), "model_size"),
+    (re.compile(r"^(?:arch|architecture|model arch)\b", re.I), "model_arch"),
     (re.compile(r"^(?:params|parameters)\b", re.I), "model_n_params"),
     # compare-llama-bench.py's pretty names
     (re.compile(r"^(?:flash ?attention|flash_attn)$", re.I), "flash_attn"),
@@ -70,7 +71,18 @@ LABEL_WORDS = (
 DECIMAL_SIZES = {"KB": 10 ** 3, "MB": 10 ** 6, "GB": 10 ** 9, "TB": 10 ** 12}
 HEADER_UNIT = re.compile(r"[(\[]\s*([KMGT]i?B|[KMBT])\s*[)\]]")     # `Size (GiB)`, `Params (B)`
 COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
-BUILD_NUMBER = re.compile(r"^b(\d{3,5})$", re.I)
+# A build named in a cell that names more (`tq_head f97400563`, `upstream b10816`): a word of
+# hex digits and letters both, or llama.cpp's release tag.
+NAMED_BUILD = re.compile(r"(?<![\w.-])(?:(?P<commit>(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,12})"
+                         r"|b(?P<number>\d{4,5}))(?![\w.-])")
+# A model file's quantization written in its name (`Qwen3.8-27B IQ3_S`, `UD-Q2_K_XL`, `BF16`).
+QUANT_WORD = re.compile(r"(?<![A-Za-z0-9])(?:UD-)?(?P<quant>I?Q\d(?:_[A-Z0-9]+)*|BF16|F16|F32"
+                        r"|MXFP4|NVFP4)(?![A-Za-z0-9])")
+BUILD_NUMBER = re.compile(r"^b(\d{3,5})(?:\s*[(\[][^()\[\]]*[)\]])?$", re.I)   # `b10964 (old)`
+# A column of the spread of the results in the column before it (`| tg128 t/s | stddev |`,
+# `| old t/s | old sd |`): their stddev_ts.
+SPREAD = re.compile(r"(?<![a-z])(?:sd|std|stdev|stddev|std\.? ?dev|standard deviation|±|\+/-)"
+                    r"(?![a-z])", re.I)
 LOOSE_BUILD = re.compile(r"^([0-9a-f]{6,40})\s*\(([^()]*)\)$")   # `137435ff (8!92)`
 
 
@@ -121,8 +133,22 @@ def _rate(text: str, name: str = "") -> dict[str, Any] | None:
 
 
 def _rate_at(row: list[str], header: list[str], i: int) -> dict[str, Any] | None:
-    """The rate of a row's ``i``-th cell (None where the row is short of it)."""
-    return _rate(row[i], header[i]) if i < len(row) else None
+    """The rate of a row's ``i``-th cell (None where the row is short of it), with the spread
+    the column after it gives (SPREAD) when the cell has none."""
+    rate = _rate(row[i], header[i]) if i < len(row) else None
+    after = i + 1
+    if rate is not None and "stddev_ts" not in rate and after < len(row) \
+            and _is_spread(header, after):
+        spread, _ = cell_number(re.sub(r"^\s*(?:±|\+/-|\+-)\s*", "", cell_text(row[after])))
+        if spread is not None:
+            rate["stddev_ts"] = spread
+    return rate
+
+
+def _is_spread(header: list[str], i: int) -> bool:
+    """Column ``i`` holds the spread of the results in the column before it."""
+    return 0 < i < len(header) and SPREAD.search(cell_text(header[i])) is not None \
+        and TEST.search(cell_text(header[i])) is None
 
 
 def _run_name(header: str) -> str:
@@ -146,7 +172,12 @@ def _label_values(name: str, cell: str) -> dict[str, Any]:
     if field is None:
         field = next((f for pattern, f in LABEL_WORDS if pattern.match(header)), None)
     if field == "model_type":
-        return {**model_parts(text), "model_type": text}
+        parts = model_parts(text)
+        if not parts.get("model_ftype") and (quant := QUANT_WORD.search(text)):
+            parts["model_ftype"] = quant.group("quant")
+        return {**parts, "model_type": text}
+    if field == "model_arch":       # (`\`qwen35\` (hybrid)`: the architecture's name)
+        return {"model_arch": text.split()[0]}
     if field == "backends":     # (`Host (build-rpc-hip-v2)` names a host, not a backend)
         return {"backends": _named_backend(text)} if _named_backend(text) \
             else {"extra": {"backend": text}}
@@ -213,8 +244,8 @@ def _results(t: Table, command: str | None = None) -> list[tuple[int, dict[str, 
                     out.append((index, _merged(labels, test, rate, _run(header[i], rates))))
         return out or None
     if first and all(first):                            # tests as rows, runs as columns
-        runs = [i for i in range(1, len(header))
-                if any(_rate_at(row, header, i) for _, row in t.body)]
+        runs = [i for i in range(1, len(header)) if not _is_spread(header, i)
+                and any(_rate_at(row, header, i) for _, row in t.body)]
         for (index, row), test in zip(t.body, first):
             for i in runs:
                 rate = _rate_at(row, header, i)
@@ -256,13 +287,18 @@ def _flag_values(cell: str) -> dict[str, Any]:
 def _labels(header: list[str], row: list[str], skip: set[int]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for i, name in enumerate(header):
-        if i in skip or i >= len(row) or DIFFERENCE.search(cell_text(name)):
+        if i in skip or i >= len(row) or DIFFERENCE.search(cell_text(name)) \
+                or _is_spread(header, i) and (i - 1 in skip):
             continue
         flagged = _flag_values(row[i])
         values.setdefault("_unread", []).extend(flagged.pop("_unread"))
         for field, value in flagged.items():
             values.setdefault(field, value)
         found = _label_values(name, row[i])
+        if "build_commit" not in found and "build_number" not in found \
+                and (named := NAMED_BUILD.search(cell_text(row[i]))):
+            found.update({"build_commit": named.group("commit")} if named.group("commit")
+                         else {"build_number": int(named.group("number"))})
         extra = found.pop("extra", None)
         values.setdefault("_unread", []).extend(found.pop("_unread", []))
         values.update(found)
