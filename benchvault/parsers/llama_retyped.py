@@ -162,15 +162,20 @@ def _named_backend(name: str) -> str | None:
     return ",".join(dict.fromkeys(w for w in words if w)) or None
 
 
+def _field_of(name: str) -> str | None:
+    """The llama-bench field a label column's header names, by its own name or its words."""
+    header = cell_text(name)
+    return COLUMN_FIELDS.get(header.lower()) \
+        or next((f for pattern, f in LABEL_WORDS if pattern.match(header)), None)
+
+
 def _label_values(name: str, cell: str) -> dict[str, Any]:
     """What a label column's cell says of the row, by its header's words."""
     text = cell_text(cell)
     if not text or re.fullmatch(r"[-–—?]+", text):
         return {}
     header = cell_text(name)
-    field = COLUMN_FIELDS.get(header.lower())
-    if field is None:
-        field = next((f for pattern, f in LABEL_WORDS if pattern.match(header)), None)
+    field = _field_of(name)
     if field == "model_type":
         parts = model_parts(text)
         if not parts.get("model_ftype") and (quant := QUANT_WORD.search(text)):
@@ -306,6 +311,11 @@ def _labels(header: list[str], row: list[str], skip: set[int]) -> dict[str, Any]
             kept = values.setdefault("extra", {})
             kept[next(k for n in range(1, len(header) + 2)
                       if (k := key if n == 1 else f"{key}_{n}") not in kept)] = value
+    # A quantization named in a cell no column names it in (`| Mode | qwen36 IQ4_NL |`).
+    if not values.get("model_ftype"):
+        quants = (QUANT_WORD.search(cell_text(c)) for i, c in enumerate(row)
+                  if i not in skip and i < len(header) and _field_of(header[i]) is None)
+        values["model_ftype"] = next((q.group("quant") for q in quants if q), None)
     # The backend is the first cell that starts with one's name (`| Host | ROCm 6.4.2 |`),
     # when the Backend column names none.
     if values.get("backends") is None:

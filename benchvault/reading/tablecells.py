@@ -41,9 +41,13 @@ DIFFERENCE = re.compile(r"\b(?:delta|diff|difference|change|improvement|impr|spe
 SEPARATOR = re.compile(r"^[\s|:+=-]*$")
 
 
+# A character markdown escaped so it is not markup (`IQ4\_NL`, `\|`, `\*`): the character.
+MARKDOWN_ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~<>])")
+
+
 def cell_text(raw: str) -> str:
     """A cell as a reader sees it: markup, entities and extra spaces removed."""
-    text = html.unescape(MARKUP_RE.sub("", raw.replace("\\|", "|")))
+    text = html.unescape(MARKUP_RE.sub("", MARKDOWN_ESCAPE_RE.sub(r"\1", raw)))
     return SPACES_RE.sub(" ", text.replace("\u00a0", " ")).strip()
 
 
