@@ -151,8 +151,12 @@ def _latency(words: str) -> Meaning | None:
                    metric, stat, pct)
 
 
+# `Peak output`: the peak output throughput, its unit left to the cells (`1344 tok/s`).
+PEAK_OUTPUT = re.compile(r"^peak\s+(?:output|gen(?:eration)?)(?:\s+tokens?)?$")
+
+
 def _throughput(words: str) -> str | None:
-    if not PER_SECOND.search(words):
+    if not PER_SECOND.search(words) and not PEAK_OUTPUT.search(words):
         return None
     if "goodput" in words:
         return "request_goodput"
@@ -294,7 +298,7 @@ def resembles(lines: list[str]) -> bool:
 OWN_CONTEXT = {"section", "label", "tags", "engine"}
 # A count written as a part of a whole (`Successful requests | 520/520`).
 OUT_OF = {"completed", "failed"}
-OUT_OF_CELL = re.compile(r"^\s*(\d[\d,]*)\s*/\s*\d[\d,]*\s*$")
+OUT_OF_CELL = re.compile(r"^\s*(\d[\d,]*)\s*/\s*(\d[\d,]*)\s*$")
 
 
 # A run's label that names its setting (`Concurrency 64`, `c=16`, `QPS: 2`, `bs 32`).
@@ -330,8 +334,10 @@ def _read(run: Run, block: Block, problems: list[tuple[int, str]]
         if m.column == "model":
             values[m.column] = text
             continue
-        if m.column in OUT_OF and OUT_OF_CELL.match(cell_text(text)):
-            text = OUT_OF_CELL.match(cell_text(text)).group(1)     # `520/520`: 520 of 520
+        if m.column in OUT_OF and (part := OUT_OF_CELL.match(cell_text(text))):
+            text = part.group(1)                            # `520/520`: 520 of 520
+            if m.column == "completed":
+                values.setdefault("num_prompts", int(part.group(2).replace(",", "")))
         value, unit = number(NAMED_CELL.sub("", text) if m.column and not m.measured
                              else text)
         if value is None:
