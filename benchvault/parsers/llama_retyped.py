@@ -272,7 +272,7 @@ def _run(header: str, columns: list[int]) -> dict[str, Any]:
 
 
 # A llama-bench flag and its value in a label cell (`-ngl 99 -ncmoe 48 (all experts CPU)`).
-CELL_FLAG = re.compile(r"(?:^|\s)--?(?P<flag>[a-z][\w-]*)[\s=]+(?P<value>[^\s,;()-][^\s,;()]*)")
+CELL_FLAG = re.compile(r"(?:^|[\s(\[])--?(?P<flag>[a-z][\w-]*)[\s=]+(?P<value>[^\s,;()-][^\s,;()]*)")
 
 
 def _flag_values(cell: str) -> dict[str, Any]:
@@ -357,6 +357,11 @@ def resembles(lines: list[str]) -> bool:
 def build(block: Block) -> list[Parsed | Problem]:
     t = table(block.lines)
     shared = {**run_context(block.context), "format": FORMAT.name}
+    # flags the heading or label over the table states (`## Speed (-ngl 99, -fa 1)`): its
+    # own, over a command's further up
+    stated = _flag_values(block.context.label_or_heading or "")
+    stated.pop("_unread")
+    shared.update(stated)
     found = _results(t, shared.get("command")) if t is not None else None
     if not found:
         return []
