@@ -162,6 +162,13 @@ def _named_backend(name: str) -> str | None:
     return ",".join(dict.fromkeys(w for w in words if w)) or None
 
 
+def _build_of(named: re.Match[str]) -> dict[str, Any]:
+    """The build a NAMED_BUILD match names."""
+    if named.group("commit"):
+        return {"build_commit": named.group("commit")}
+    return {"build_number": int(named.group("number"))}
+
+
 def _field_of(name: str) -> str | None:
     """The llama-bench field a label column's header names, by its own name or its words."""
     header = cell_text(name)
@@ -302,8 +309,7 @@ def _labels(header: list[str], row: list[str], skip: set[int]) -> dict[str, Any]
         found = _label_values(name, row[i])
         if "build_commit" not in found and "build_number" not in found \
                 and (named := NAMED_BUILD.search(cell_text(row[i]))):
-            found.update({"build_commit": named.group("commit")} if named.group("commit")
-                         else {"build_number": int(named.group("number"))})
+            found.update(_build_of(named))
         extra = found.pop("extra", None)
         values.setdefault("_unread", []).extend(found.pop("_unread", []))
         values.update(found)
@@ -359,9 +365,13 @@ def build(block: Block) -> list[Parsed | Problem]:
     shared = {**run_context(block.context), "format": FORMAT.name}
     # flags the heading or label over the table states (`## Speed (-ngl 99, -fa 1)`): its
     # own, over a command's further up
-    stated = _flag_values(block.context.label_or_heading or "")
+    heading = cell_text(block.context.label_or_heading or "")
+    stated = _flag_values(heading)
     stated.pop("_unread")
     shared.update(stated)
+    builds = list(NAMED_BUILD.finditer(heading))
+    if len(builds) == 1 and "build_commit" not in shared and "build_number" not in shared:
+        shared.update(_build_of(builds[0]))     # (`## Measurements (this version, 02a883fea)`)
     found = _results(t, shared.get("command")) if t is not None else None
     if not found:
         return []
