@@ -32,4 +32,4 @@ def test_another_ranks_line_is_skipped(tag):
 def test_rank_zeros_line_is_read(tag):
     facts = build(1, tag + LINE, Context())
     assert facts.values["weights_gib"] == 7.6313
-    assert facts.values["weights_load_s"] == 4.4
+    assert facts.values["model_load_s"] == 4.4

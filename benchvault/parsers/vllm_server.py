@@ -133,7 +133,7 @@ class LineToFacts(Transformer):
     def model_loading(self, number, unit, seconds=None, _unit=None):
         values = {"weights_gib": _gib(number, unit)}
         if seconds is not None:
-            values["weights_load_s"] = _float(seconds)
+            values["model_load_s"] = _float(seconds)
         return "model_loading", values
 
     def weights_time(self, seconds, _unit):

@@ -95,7 +95,12 @@ class ServerLaunch(Provenance):
                                              "tokens")
     weights_gib: float | None = col("Memory the model weights took (`Model loading took X GiB`).",
                                     "GiB")
-    weights_load_s: float | None = col("Time to load the weights.", "s", better="lower")
+    weights_load_s: float | None = col(
+        "Time to load the weights (vLLM's `Loading weights took X seconds`, SGLang's `Load weight "
+        "end. elapsed=`).", "s", better="lower")
+    model_load_s: float | None = col(
+        "vLLM: time load_model took, the weights and the rest (`Model loading took X GiB memory "
+        "and Y seconds`).", "s", better="lower")
     engine_init_s: float | None = col(
         "Engine initialisation (profile, create KV cache, warm up) as printed.", "s",
         better="lower")
