@@ -14,8 +14,9 @@ The successful requests' summaries fill the columns named after vLLM's keys (mea
 total_sum → token totals); every statistic is a ``latency_stats`` row (``request_latency`` is in
 seconds and becomes ``e2el`` in ms).  GuideLLM's TPOT counts the first token too, unlike
 vLLM's.  The strategy gives ``max_concurrency`` (synchronous = 1, concurrent = streams,
-throughput its ``max_concurrency`` cap) or ``request_rate`` (constant, poisson).  The report is read one benchmark at a time; sampled
-requests (``requests.successful/errored/incomplete``) become ``serving_requests``.
+throughput its ``max_concurrency`` cap) or ``request_rate`` (constant, poisson).  The report is
+read one benchmark at a time; sampled requests (``requests.successful/errored/incomplete``)
+become ``serving_requests``.
 """
 
 from __future__ import annotations

@@ -84,6 +84,7 @@ BUILD_NUMBER = re.compile(r"^b(\d{3,5})(?:\s*[(\[][^()\[\]]*[)\]])?$", re.I)   #
 SPREAD = re.compile(r"(?<![a-z])(?:sd|std|stdev|stddev|std\.? ?dev|standard deviation|±|\+/-)"
                     r"(?![a-z])", re.I)
 LOOSE_BUILD = re.compile(r"^([0-9a-f]{6,40})\s*\(([^()]*)\)$")   # `137435ff (8!92)`
+PLUS_MINUS = re.compile(r"\s*(?:±|\+/-|\+-)\s*")      # between a mean and its spread
 
 
 # A header that names a test's kind but not its size (`PP (t/s)`, `tg`, `Prompt processing`):
@@ -118,7 +119,7 @@ def _rate(text: str, name: str = "") -> dict[str, Any] | None:
     `OOM`).  A half that holds digits but reads as no number (a garbled `1!88`) is left empty,
     with its reason in ``_unread``."""
     text = cell_text(text)
-    parts = re.split(r"\s*(?:±|\+/-|\+-)\s*", text)
+    parts = PLUS_MINUS.split(text)
     out: dict[str, Any] = {}
     for key, part in zip(("avg_ts", "stddev_ts"), parts[:2]):
         value, _ = cell_number(part)
@@ -139,7 +140,9 @@ def _rate_at(row: list[str], header: list[str], i: int) -> dict[str, Any] | None
     after = i + 1
     if rate is not None and "stddev_ts" not in rate and after < len(row) \
             and _is_spread(header, after):
-        spread, _ = cell_number(re.sub(r"^\s*(?:±|\+/-|\+-)\s*", "", cell_text(row[after])))
+        text = cell_text(row[after])
+        lead = PLUS_MINUS.match(text)           # (`±0.66`: the spread alone)
+        spread, _ = cell_number(text[lead.end():] if lead else text)
         if spread is not None:
             rate["stddev_ts"] = spread
     return rate

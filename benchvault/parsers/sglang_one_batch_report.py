@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..reading.tablecells import table
+from ..reading.tablecells import Table, table
 from .base import Block, Parsed, Problem, claimed_table
 from .offlinecontext import Case, case_rows, offline_context, sweep
 from .sglang_one_batch_server import COMMANDS, TOOL
@@ -57,12 +57,14 @@ def _lengths(printed: str | None) -> dict[str, list[int]]:
     return {column: [int(n) for n in re.findall(r"\d+", values)]
             for column, values in zip(("input_len", "output_len"),
                                       match.groups() if match else ())}
+
+
 CONTEXT_COLUMNS = ("section", "label", "tags", "tool", "engine")
 REQUIRED = ("batch size", "latency (s)", "input throughput (tok/s)")
 
 
-def _header(lines: list[str]) -> list[str] | None:
-    t = table(lines)
+def _header(t: Table | None) -> list[str] | None:
+    """The report's header (lower case), None when ``t`` is no such table."""
     if t is None:
         return None
     header = [" ".join(cell.lower().split()) for cell in t.header]
@@ -74,13 +76,13 @@ def _header(lines: list[str]) -> list[str] | None:
 
 def claims(lines: list[str]) -> bool:
     """The table is the program's report: its header names its columns, `batch size` first."""
-    return _header(lines) is not None
+    return _header(table(lines)) is not None
 
 
 def build(block: Block) -> list[Parsed | Problem]:
-    header = _header(block.lines)
     t = table(block.lines)
-    if header is None or t is None:
+    header = _header(t)
+    if header is None:
         return []
     cases: list[Case] = []
     for index, row in t.body:
