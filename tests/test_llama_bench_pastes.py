@@ -136,3 +136,19 @@ def test_a_spread_sign_a_terminal_could_not_show_is_still_the_spread(tmp_path, s
     rows, warnings = read(tmp_path, text)
     assert values(rows) == WANT
     assert warnings == []
+
+
+@pytest.mark.parametrize("heading, tests", [
+    ("### Results, tg128", ["tg128", "tg128"]),         # the one test named over the table
+    ("### pp512 and tg128", []),                        # two: which is it? no result
+    ("### Results", []),
+])
+def test_the_test_of_bare_rate_columns_is_the_one_the_heading_names(tmp_path, heading, tests):
+    rows, _ = read(tmp_path, "\n".join([heading, "", "| round | old t/s | old sd | new t/s |",
+                                        "|---:|---:|---:|---:|", "| 1 | 51.61 | 0.91 | 52.74 |"])
+                   + "\n", "notes.md")
+    rows = [r for r in rows if hasattr(r, "avg_ts")]
+    assert [r.test for r in rows] == tests
+    if tests:
+        assert [(r.label, r.avg_ts, r.stddev_ts) for r in rows] == [("old", 51.61, 0.91),
+                                                                   ("new", 52.74, None)]

@@ -247,3 +247,30 @@ def test_a_line_typed_inside_is_skipped_not_the_end(tmp_path):
     [run] = parsed
     assert run.row.p99_latency == 0.523 and run.row.line_end == 9
     assert any(line == 4 for line, _ in warnings)
+
+
+PHASE_TABLE = ["", "### Decode (median)", "", "| Batch Size | Latency (ms) | Throughput (tok/s) |",
+               "|---:|---:|---:|", "| 1 | 6.41 | 156.0 |", "| 8 | 7.02 | 1,139.6 |"]
+
+
+def test_a_retyped_phase_table_after_the_command_is_one_batch_results(tmp_path):
+    text = "\n".join(["python -m sglang.bench_one_batch --model-path m/x --batch-size 1 8 "
+                      "--input-len 256 --output-len 32", *PHASE_TABLE]) + "\n"
+    parsed, warnings = read(tmp_path, text, "notes.md")
+    got = [(p.row.batch_size, p.row.median_decode_latency, p.row.median_decode_throughput,
+            p.row.input_len, p.row.model) for p in parsed if isinstance(p.row, OfflineRun)]
+    assert got == [(1, 0.00641, 156.0, 256, "m/x"), (8, 0.00702, 1139.6, 256, "m/x")]
+    assert any("read as bench_one_batch results by its header words" in w for _, w in warnings)
+
+
+@pytest.mark.parametrize("before", [
+    [],                                                             # nothing shows the program
+    ["python -m sglang.bench_one_batch --model-path m/x --batch-size 1 8", "",
+     "| Batch size | Latency (s) |", "|---:|---:|", "| 1 | 0.84 |", "| 8 | 1.92 |"],
+])
+def test_a_batch_table_is_one_batch_results_only_where_the_note_shows_the_program(tmp_path,
+                                                                                before):
+    # (alone, a phase table is anyone's; a table of batch sizes and latencies names no phase)
+    table = PHASE_TABLE if not before else []
+    parsed, _ = read(tmp_path, "\n".join([*before, *table]) + "\n", "notes.md")
+    assert not [p for p in parsed if isinstance(p.row, OfflineRun)]

@@ -58,7 +58,7 @@ def build(block: Block) -> list[Parsed | Problem]:
     if pipes is None:
         return []
     # (llama-bench's own table, its pipes lost in a copy from a rendered page, is its own)
-    fmt = claiming_format(pipes, FORMAT, block_formats()) or \
+    fmt = claiming_format(pipes, FORMAT, block_formats(), context=block.context) or \
         (llama_bench.FORMAT if llama_bench.FORMAT.starts(pipes[0]) else None)
     if fmt is None:
         return []

@@ -171,12 +171,14 @@ class BlockFormat:
     # False: its start line never cuts another format's open block (a label line that a
     # result block of another format holds too).
     cuts: bool = True
-    # For a format of tables another table format starts too: (the table's lines) → does this
-    # format read it?  Then the other hands it the table (published_markdown, a GuideLLM table
-    # retyped by hand); None: it reads every table its start line starts.
-    claims: Callable[[list[str]], bool] | None = None
-    # It claims a table by the header its program prints (not by words a person chose): it is
-    # asked before the formats that claim by header words.
+    # For a format of tables another table format starts too: (the table's lines, the block's
+    # Context or None) → does this format read it?  Then the other hands it the table
+    # (published_markdown, a GuideLLM table retyped by hand); None: it reads every table its
+    # start line starts.
+    claims: Callable[[list[str], Any], bool] | None = None
+    # It claims a table by its program (the header the program prints, or the program shown in
+    # the note around it), not by header words alone: it is asked before the formats that
+    # claim by header words.
     by_own_header: bool = False
 
     def starts(self, line: str) -> bool:
@@ -188,7 +190,7 @@ class BlockFormat:
 
 def claimed_table(name: str, table: str, description: str, upstream: tuple[str, ...],
                   build: Callable[[Block], "Parsed | list[Parsed | Problem]"],
-                  claims: Callable[[list[str]], bool], by_own_header: bool = False
+                  claims: Callable[[list[str], Any], bool], by_own_header: bool = False
                   ) -> BlockFormat:
     """A format of pipe tables retyped by hand that starts no block itself: the table formats
     (``published_markdown``, ``llama_bench``, ``aligned_table``) hand it the tables it

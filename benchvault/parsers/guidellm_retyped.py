@@ -23,6 +23,7 @@ table (:mod:`.published_markdown`).
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from . import guidellm_console as gc
 from . import published_markdown
@@ -117,7 +118,7 @@ def _tables(lines: list[str]) -> list[tuple[list[list[str]], list[tuple[int, lis
     return tables
 
 
-def resembles(lines: list[str]) -> bool:
+def resembles(lines: list[str], context: Any = None) -> bool:
     """The lines are a GuideLLM table retyped: headers that name its metrics, and a row of
     statistic words or rows named by its strategies."""
     for header, body in _tables(lines):

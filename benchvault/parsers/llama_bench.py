@@ -614,7 +614,7 @@ def build(block: Block) -> list[Parsed | Problem]:
     if not any(t.header is not None and "t/s" in (h.lower() for h in t.header) for t in found):
         # A header with no `t/s` column (`| vulkan t/s | cpu t/s |`): llama-bench's table,
         # retyped; the format that claims it reads it.
-        other = claiming_format(block.lines, FORMAT, block_formats())
+        other = claiming_format(block.lines, FORMAT, block_formats(), context=block.context)
         if other is not None:
             return other.build(replace(block, format=other))
     context = run_context(block.context)

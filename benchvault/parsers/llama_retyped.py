@@ -85,6 +85,10 @@ SPREAD = re.compile(r"(?<![a-z])(?:sd|std|stdev|stddev|std\.? ?dev|standard devi
                     r"(?![a-z])", re.I)
 LOOSE_BUILD = re.compile(r"^([0-9a-f]{6,40})\s*\(([^()]*)\)$")   # `137435ff (8!92)`
 PLUS_MINUS = re.compile(r"\s*(?:±|\+/-|\+-)\s*")      # between a mean and its spread
+# A number and a remark after it that holds no digit (`215.3 ✓`, `16.80 ← regression`).
+REMARK = re.compile(r"^([~≈]?\s*[-+−]?[\d.,]*\d)\s+([^\d\s][^\d]*)$")
+# A build number written without its `b` among a build cell's words (`ik 4706 (70ea1522)`).
+BARE_NUMBER = re.compile(r"(?<![\w.-])b?(\d{3,5})(?![\w.-])")
 
 
 # A header that names a test's kind but not its size (`PP (t/s)`, `tg`, `Prompt processing`):
@@ -123,6 +127,8 @@ def _rate(text: str, name: str = "") -> dict[str, Any] | None:
     out: dict[str, Any] = {}
     for key, part in zip(("avg_ts", "stddev_ts"), parts[:2]):
         value, _ = cell_number(part)
+        if value is None and (remark := REMARK.match(part)):     # (`16.80 ← regression`)
+            value, _ = cell_number(remark.group(1))
         if value is not None:
             out[key] = value
         elif re.search(r"\d", part):
@@ -204,6 +210,11 @@ def _label_values(name: str, cell: str) -> dict[str, Any]:
         if loose := LOOSE_BUILD.match(text):
             return {"build_commit": loose.group(1), "_unread": [
                 f"{header}: {loose.group(2)!r} is not a build number: left empty"]}
+        named = NAMED_BUILD.search(text)
+        if named and named.group("commit"):         # (`ik 4706 (`70ea1522`)`: both, in words)
+            number = BARE_NUMBER.search(text[:named.start()] + " " + text[named.end():])
+            return {"build_commit": named.group("commit"),
+                    **({"build_number": int(number.group(1))} if number else {})}
         return {"build_commit": text}
     if field in ("model_size", "model_n_params"):
         words = re.sub(r"^([\d.,]+)([A-Za-z]+)$", r"\1 \2", text).split()    # (`1.10B`)
@@ -224,9 +235,11 @@ def _label_values(name: str, cell: str) -> dict[str, Any]:
     return {"extra": {snake_name(header) or "label": number if number is not None else text}}
 
 
-def _results(t: Table, command: str | None = None) -> list[tuple[int, dict[str, Any]]] | None:
+def _results(t: Table, command: str | None = None, heading: str = ""
+             ) -> list[tuple[int, dict[str, Any]]] | None:
     """(line index, values) of each result the table holds, None when it is no table of
-    llama-bench results.  ``command``: the llama-bench command before it (sizes `pp`)."""
+    llama-bench results.  ``command``: the llama-bench command before it (sizes `pp`);
+    ``heading``: the heading or label over it (names the test of t/s columns that name none)."""
     header = t.header
     tests = {i: test_of(h) for i, h in enumerate(header)}
     tests = {i: v for i, v in tests.items() if v is not None}
@@ -267,7 +280,23 @@ def _results(t: Table, command: str | None = None) -> list[tuple[int, dict[str, 
                 if rate is not None:
                     out.append((index, _merged({}, test, rate, _run(header[i], runs))))
         return out or None
+    named = _heading_test(heading)
+    if rates and named is not None:                     # t/s columns, the test named over them
+        for index, row in t.body:
+            labels = _labels(header, row, skip=set(rates))
+            for i in rates:
+                rate = _rate_at(row, header, i)
+                if rate is not None:
+                    out.append((index, _merged(labels, named, rate, _run(header[i], rates))))
+        return out or None
     return None
+
+
+def _heading_test(heading: str) -> dict[str, int] | None:
+    """The one test a heading or label over a table names (`Results, tg128`), None when it
+    names none or several."""
+    found = {m.group(0).replace(" ", "").lower() for m in TEST.finditer(cell_text(heading))}
+    return test_of(found.pop()) if len(found) == 1 else None
 
 
 def _run(header: str, columns: list[int]) -> dict[str, Any]:
@@ -353,14 +382,15 @@ def _merged(labels: dict[str, Any], test: dict[str, int], rate: dict[str, float]
 SERVING = re.compile(r"(?<![A-Za-z])(?:TTFT|TPOT|ITL|E2EL?)(?![A-Za-z])", re.I)
 
 
-def resembles(lines: list[str]) -> bool:
+def resembles(lines: list[str], context: Any = None) -> bool:
     """A table of llama-bench results retyped by hand (not llama-bench's own table, nor a
     serving result's)."""
     if not lines or HEADER_RE.search(lines[0]) \
             or SERVING.search(lines[0]) and not TEST.search(lines[0]):
         return False
     t = table(lines)
-    return t is not None and _results(t) is not None
+    heading = getattr(context, "label_or_heading", None) or ""
+    return t is not None and _results(t, heading=heading) is not None
 
 
 def build(block: Block) -> list[Parsed | Problem]:
@@ -375,7 +405,10 @@ def build(block: Block) -> list[Parsed | Problem]:
     builds = list(NAMED_BUILD.finditer(heading))
     if len(builds) == 1 and "build_commit" not in shared and "build_number" not in shared:
         shared.update(_build_of(builds[0]))     # (`## Measurements (this version, 02a883fea)`)
-    found = _results(t, shared.get("command")) if t is not None else None
+    quants = {m.group("quant") for m in QUANT_WORD.finditer(heading)}
+    if len(quants) == 1:                        # (`### QAT UD-Q4_K_XL (13.26 GiB)`)
+        shared["model_ftype"] = quants.pop()
+    found = _results(t, shared.get("command"), heading) if t is not None else None
     if not found:
         return []
     out: list[Parsed | Problem] = []
@@ -383,7 +416,10 @@ def build(block: Block) -> list[Parsed | Problem]:
         line = block.line_start + index
         raw = "\n".join([block.lines[0], block.lines[index]])
         unread = values.pop("_unread", [])
-        fields = {k: v for k, v in shared.items() if k not in values}
+        fields = {k: v for k, v in shared.items()
+                  if k not in values or k == "model_ftype" and values[k] is None}
+        if fields.get("model_ftype") is not None:
+            values.pop("model_ftype", None)
         try:
             row = LlamaBenchResult(**fields, **values, line_start=line, line_end=line,
                                    raw_text=raw)

@@ -126,7 +126,7 @@ def _claimed(block: Block, before: int, html: str, header: list[str],
     if not RUN_WORDS.search(words):
         return None
     pipes = pipe_table(header, [cells for _, cells in body])
-    fmt = claiming_format(pipes, FORMAT, block_formats())
+    fmt = claiming_format(pipes, FORMAT, block_formats(), context=block.context)
     if fmt is None:
         return None
     starts = [m.start() for m in re.finditer(r"<tr\b", html, re.I)]

@@ -72,7 +72,7 @@ def _parser() -> Lark:
 def build(block: Block) -> list[Parsed | Problem]:
     if len(block.lines) < 2:
         return []
-    other = claiming_format(block.lines, FORMAT, block_formats(), or_starting=True)
+    other = claiming_format(block.lines, FORMAT, block_formats(), or_starting=True, context=block.context)
     if other is not None:
         # Read by the format that claims the whole table (a program's own, or results retyped
         # by hand, pasted into a fence as often as not), or left to the one that starts it.

@@ -250,33 +250,83 @@ def _row_runs(t: Table) -> list[Run] | None:
     return runs
 
 
+def _run_names(header: list[str]) -> dict[int, tuple[str, str]]:
+    """Columns named `<run> <metric>` for two runs or more (`k8s TTFT mean | llm-d TTFT
+    mean`): column → (run name, the metric's label).  A first word is a run's name when
+    another one stands before the same measured label."""
+    split = {c: words for c, h in enumerate(header)
+             if len(words := cell_text(h).split(None, 1)) == 2}
+    before: dict[str, set[str]] = {}
+    for name, rest in split.values():
+        if (m := meaning(rest)) is not None and m.measured:
+            before.setdefault(rest.lower(), set()).add(name)
+    names = set().union(*(n for n in before.values() if len(n) >= 2))
+    return {c: (name, rest) for c, (name, rest) in split.items() if name in names}
+
+
 def _column_runs(t: Table) -> list[Run] | None:
-    """Metrics as column headers: one run per body row; None when the header names too few
-    metrics."""
+    """Metrics as column headers: one run per body row (one per run name and row when the
+    headers name runs, `k8s TTFT mean | llm-d TTFT mean`); None when the header names too
+    few metrics."""
     header = t.header
     if sum(bool(m and m.measured) for m in map(meaning, header)) < 2:
         return None
+    named = _run_names(header)
     runs = []
     for index, row in t.body:
         if not _numeric(row):
             continue
         label = row[0] if row and row[0] and number(row[0])[0] is None \
             and (meaning(header[0]) is None or meaning(header[0]).column != "model") else None
-        run = Run(label, [index])
+        shared: list[tuple[str, str, int]] = []
+        own: dict[str, list[tuple[str, str, int]]] = {}
         for c, text in enumerate(row):
             if not text or c >= len(header) or (c == 0 and label is not None) \
                     or DIFFERENCE.search(header[c]):
                 continue
-            run.cells.append((header[c], text, index))
-        runs.append(run)
+            if c in named:
+                own.setdefault(named[c][0], []).append((named[c][1], text, index))
+            else:
+                shared.append((header[c], text, index))
+        if not own:
+            runs.append(Run(label, [index], shared))
+        for name, cells_of_run in own.items():
+            runs.append(Run(f"{label} {name}" if label else name, [index],
+                            [*shared, *cells_of_run]))
     return runs or None
+
+
+# A cell that holds labelled figures, one a line: `Total TPS: 9743.28<br>Mean TPOT(ms): 48.57`
+# (cell_text writes the line breaks `; `).
+PAIR = re.compile(r"^(?P<label>[^:;]*[A-Za-z][^:;]*):\s*(?P<value>[^:;]+)$")
+
+
+def _pairs(text: str) -> list[tuple[str, str]]:
+    """The (label, figure) pairs of a cell of labelled figures; [] for any other cell."""
+    pairs = [PAIR.match(part.strip()) for part in text.split(";") if part.strip()]
+    return [(m.group("label"), m.group("value")) for m in pairs] if pairs and all(pairs) else []
+
+
+def _cell_runs(t: Table) -> list[Run] | None:
+    """Labelled figures in each cell: one run per cell (its row's and column's names its
+    label); None when no cell holds two labelled figures."""
+    runs = []
+    for index, row in t.body:
+        for c, text in enumerate(row[1:], start=1):
+            pairs = _pairs(text)
+            if not pairs:
+                continue
+            name = " ".join(n for n in (row[0], t.header[c] if c < len(t.header) else "") if n)
+            runs.append(Run(name or None, [index], [(label, value, index)
+                                                    for label, value in pairs]))
+    return runs if any(len(run.cells) >= 2 for run in runs) else None
 
 
 def runs(lines: list[str]) -> list[Run] | None:
     t = table(lines)
     if t is None:
         return None
-    found = _row_runs(t) or _column_runs(t)
+    found = _row_runs(t) or _column_runs(t) or _cell_runs(t)
     if not found:
         return None
     # numbers under the metrics: at least two measured cells of one run read as numbers
@@ -288,7 +338,7 @@ def runs(lines: list[str]) -> list[Run] | None:
     return None
 
 
-def resembles(lines: list[str]) -> bool:
+def resembles(lines: list[str], context: Any = None) -> bool:
     """The lines are one table of serving results: two labels or more name a latency or a
     throughput, with numbers under them."""
     return runs(lines) is not None

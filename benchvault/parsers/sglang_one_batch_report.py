@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import Any
 
 from ..reading.tablecells import Table, table
 from .base import Block, Parsed, Problem, claimed_table
@@ -74,7 +75,7 @@ def _header(t: Table | None) -> list[str] | None:
     return header
 
 
-def claims(lines: list[str]) -> bool:
+def claims(lines: list[str], context: Any = None) -> bool:
     """The table is the program's report: its header names its columns, `batch size` first."""
     return _header(table(lines)) is not None
 

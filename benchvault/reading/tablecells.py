@@ -19,12 +19,17 @@ from typing import Iterable
 from ..schemas.published import PublishedResult, PublishedTable
 from ..parsers.base import Block, Parsed
 
+LINE_BREAK_RE = re.compile(r"\s*<br\s*/?>\s*", re.I)
 MARKUP_RE = re.compile(r"<[^>]+>|\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|`")
 # `45.74`, `-0.6%`, `63.0 GB`, `13.5GB`, `1,234.5`, `~25.9%`, `878.31 ± 4.11`
+# A number in a cell: `1,234.5` (commas group thousands), `12.3`, `1e-3`, or a decimal comma
+# (`199,8`, `13,26`: a comma followed by other than three digits).
 NUMBER_CELL_RE = re.compile(
-    r"^[~≈]?\s*(?P<number>[-+−]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.?\d+(?:[eE][-+]?\d+)?))"
+    r"^[~≈]?\s*(?P<number>[-+−]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+,(?!\d{3}(?!\d))\d+"
+    r"|\d*\.?\d+(?:[eE][-+]?\d+)?))"
     r"\s*(?P<unit>%|[A-Za-zµ]{1,6}(?:/[A-Za-z]{1,4})?)?"
-    r"\s*(?:(?:±|\+/-|\+-)\s*\d*\.?\d+\s*%?)?$")
+    r"\s*(?:(?:±|\+/-|\+-)\s*\d*[.,]?\d+\s*%?)?$")
+DECIMAL_COMMA = re.compile(r"^[-+−]?\d+,(?!\d{3}(?!\d))\d+$")
 UNIT_WORD_RE = re.compile(r"^(?:%|[A-Za-zµ]{1,5}(?:/[A-Za-z]{1,4})?)$")
 PAREN_RE = re.compile(r"\(([^()]*)\)\s*$")
 # Header words that name a unit when the header has no `(unit)`.
@@ -46,7 +51,9 @@ MARKDOWN_ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~<>])")
 
 
 def cell_text(raw: str) -> str:
-    """A cell as a reader sees it: markup, entities and extra spaces removed."""
+    """A cell as a reader sees it: markup, entities and extra spaces removed, a line break
+    (`<br>`) written `; `."""
+    raw = LINE_BREAK_RE.sub("; ", raw) if "<" in raw else raw
     text = html.unescape(MARKUP_RE.sub("", MARKDOWN_ESCAPE_RE.sub(r"\1", raw)))
     return SPACES_RE.sub(" ", text.replace("\u00a0", " ")).strip()
 
@@ -56,7 +63,9 @@ def cell_number(text: str) -> tuple[float | None, str | None]:
     match = NUMBER_CELL_RE.match(text)
     if match is None:
         return None, None
-    number = float(match.group("number").replace(",", "").replace("−", "-"))
+    text = match.group("number")
+    text = text.replace(",", ".") if DECIMAL_COMMA.match(text) else text.replace(",", "")
+    number = float(text.replace("−", "-"))
     return number, match.group("unit")
 
 
@@ -104,14 +113,15 @@ def table_rows(block: Block, fmt: str, header: list[str], body: list[list[str]],
 
 
 def claiming_format(lines: list[str], me: object, formats: Iterable[object], *,
-                    or_starting: bool = False) -> object | None:
+                    or_starting: bool = False, context: object = None) -> object | None:
     """The format other than ``me`` that claims the table of ``lines`` by what it holds (a
-    table retyped by hand); with ``or_starting``, also one that claims nothing but starts at its
-    first line (a llama-bench table).  None when none does.  A format that knows the table by
-    its program's own header is asked first."""
+    table retyped by hand), seen in ``context`` (the block's: its heading, the commands before
+    it); with ``or_starting``, also one that claims nothing but starts at its first line (a
+    llama-bench table).  None when none does.  A format that knows the table by its program's
+    own header is asked first."""
     formats = sorted(formats, key=lambda f: not getattr(f, "by_own_header", False))
     return next((f for f in formats if f is not me and (
-        f.claims(lines) if getattr(f, "claims", None) is not None
+        f.claims(lines, context) if getattr(f, "claims", None) is not None
         else or_starting and f.starts(lines[0]))), None)
 
 
