@@ -152,3 +152,17 @@ def test_the_test_of_bare_rate_columns_is_the_one_the_heading_names(tmp_path, he
     if tests:
         assert [(r.label, r.avg_ts, r.stddev_ts) for r in rows] == [("old", 51.61, 0.91),
                                                                    ("new", 52.74, None)]
+
+
+def test_decimal_commas_remarks_and_a_build_cell_of_words(tmp_path):
+    rows, _ = read(tmp_path, "\n".join([
+        "### QAT UD-Q4_K_XL (13,26 GiB)", "",
+        "| Build | pp512 (t/s) | tg128 (t/s) |", "|---|---:|---:|",
+        "| ik 4706 (`70ea1522`) | 199,8 ± 17,5 | **16.80** ← regression |",
+        "| b4749 | 1,234.5 ✓ | 13,90 ± 1,73 |"]) + "\n", "notes.md")
+    assert [(r.test, r.avg_ts, r.stddev_ts, r.build_commit, r.build_number, r.model_ftype)
+            for r in rows if hasattr(r, "avg_ts")] == [
+        ("pp512", 199.8, 17.5, "70ea1522", 4706, "Q4_K_XL"),
+        ("tg128", 16.8, None, "70ea1522", 4706, "Q4_K_XL"),
+        ("pp512", 1234.5, None, None, 4749, "Q4_K_XL"),
+        ("tg128", 13.9, 1.73, None, 4749, "Q4_K_XL")]

@@ -86,3 +86,33 @@ def test_a_run_says_it_was_read_by_its_header_words(tmp_path):
         {"label": "this PR", "request_throughput": 12.9, "mean_ttft_ms": 101.2}]
     reasons = [r["reason"] for r in rows(db, "SELECT reason FROM unparsed_blocks")]
     assert len(reasons) == 2 and all("by its header words" in r for r in reasons)
+
+
+def test_runs_named_in_the_metric_headers_are_a_run_each_per_row(tmp_path):
+    note = tmp_path / "routing.md"
+    note.write_text("| Rate | k8s TTFT mean (ms) | llm-d TTFT mean (ms) | k8s TTFT p90 (ms) "
+                    "| llm-d TTFT p90 (ms) |\n|---|---|---|---|---|\n"
+                    "| 3 | 629 | 213 | 1,014 | 243 |\n| 10 | 926 | 213 | 1,655 | 295 |\n")
+    db = tmp_path / "r.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT label, request_rate, mean_ttft_ms, p90_ttft_ms FROM serving_runs "
+                    "ORDER BY rowid") == [
+        {"label": "k8s", "request_rate": 3.0, "mean_ttft_ms": 629.0, "p90_ttft_ms": 1014.0},
+        {"label": "llm-d", "request_rate": 3.0, "mean_ttft_ms": 213.0, "p90_ttft_ms": 243.0},
+        {"label": "k8s", "request_rate": 10.0, "mean_ttft_ms": 926.0, "p90_ttft_ms": 1655.0},
+        {"label": "llm-d", "request_rate": 10.0, "mean_ttft_ms": 213.0, "p90_ttft_ms": 295.0}]
+
+
+def test_a_cell_of_labelled_figures_one_a_line_is_a_run(tmp_path):
+    note = tmp_path / "lab.md"
+    note.write_text(
+        "| Case | baseline | Optimized |\n|---|---|---|\n"
+        "| **ShareGPT** | Total TPS: 9743.28<br>Mean TPOT(ms): 48.57 | Total TPS: 10919.92 "
+        "<span style=\"color:green;\">(+12.1%)</span><br/>Mean TPOT(ms): 43.25 |\n")
+    db = tmp_path / "lab.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT label, total_token_throughput, mean_tpot_ms FROM serving_runs "
+                    "ORDER BY rowid") == [
+        {"label": "ShareGPT baseline", "total_token_throughput": 9743.28, "mean_tpot_ms": 48.57},
+        {"label": "ShareGPT Optimized", "total_token_throughput": 10919.92,
+         "mean_tpot_ms": 43.25}]
