@@ -166,3 +166,14 @@ def test_decimal_commas_remarks_and_a_build_cell_of_words(tmp_path):
         ("tg128", 16.8, None, "70ea1522", 4706, "Q4_K_XL"),
         ("pp512", 1234.5, None, None, 4749, "Q4_K_XL"),
         ("tg128", 13.9, 1.73, None, 4749, "Q4_K_XL")]
+
+
+def test_kinds_after_a_run_name_flag_and_field_columns_and_remarks_in_cells(tmp_path):
+    rows, _ = read(tmp_path, "\n".join([
+        "llama-bench -m m.gguf -dev Vulkan1 -ngl 99 -p 512 -n 128", "",
+        "| model | n_cpu_moe | CPU PP | CPU TG |", "|---|---:|---:|---:|",
+        "| Qwen3-4B (dense) | 0 (all GPU) | 188.30 | 39.50 |"]) + "\n", "notes.md")
+    assert [(r.test, r.label, r.backends, r.avg_ts, r.n_cpu_moe, r.devices, r.model_type)
+            for r in rows if hasattr(r, "avg_ts")] == [
+        ("pp512", "CPU", "CPU", 188.3, 0, "Vulkan1", "Qwen3-4B (dense)"),
+        ("tg128", "CPU", "CPU", 39.5, 0, "Vulkan1", "Qwen3-4B (dense)")]

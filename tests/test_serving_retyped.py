@@ -116,3 +116,34 @@ def test_a_cell_of_labelled_figures_one_a_line_is_a_run(tmp_path):
         {"label": "ShareGPT baseline", "total_token_throughput": 9743.28, "mean_tpot_ms": 48.57},
         {"label": "ShareGPT Optimized", "total_token_throughput": 10919.92,
          "mean_tpot_ms": 43.25}]
+
+
+def test_a_table_without_outer_pipes_and_runs_named_by_several_words(tmp_path):
+    # (GFM allows a table written without its outer pipes; one metric per run is enough when
+    # the headers name the runs beside it)
+    note = tmp_path / "blog.md"
+    note.write_text("## Average Latency\n\nConcurrency | vLLM V0 Avg Lat(s) | vLLM V1 Avg Lat(s) "
+                    "| sglang Avg Lat(s) |\n---|---|---|---|\n5 | 16.98 | 15.75 | 15.00 |\n"
+                    "50 | 26.18 | 22.80 | 23.38 |\n\nThe engines are close.\n")
+    db = tmp_path / "b.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT label, max_concurrency, mean_e2el_ms FROM serving_runs "
+                    "ORDER BY rowid") == [
+        {"label": "vLLM V0", "max_concurrency": 5, "mean_e2el_ms": 16980.0},
+        {"label": "vLLM V1", "max_concurrency": 5, "mean_e2el_ms": 15750.0},
+        {"label": "sglang", "max_concurrency": 5, "mean_e2el_ms": 15000.0},
+        {"label": "vLLM V0", "max_concurrency": 50, "mean_e2el_ms": 26180.0},
+        {"label": "vLLM V1", "max_concurrency": 50, "mean_e2el_ms": 22800.0},
+        {"label": "sglang", "max_concurrency": 50, "mean_e2el_ms": 23380.0}]
+
+
+def test_statistics_in_headers_are_no_run_names(tmp_path):
+    note = tmp_path / "stats.md"
+    note.write_text("| Concurrency | Mean TTFT (ms) | Median TTFT (ms) | P99 TTFT (ms) |\n"
+                    "|---|---|---|---|\n| 8 | 120.5 | 110.2 | 300.9 |\n")
+    db = tmp_path / "s.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT label, max_concurrency, mean_ttft_ms, median_ttft_ms, p99_ttft_ms "
+                    "FROM serving_runs") == [
+        {"label": None, "max_concurrency": 8, "mean_ttft_ms": 120.5, "median_ttft_ms": 110.2,
+         "p99_ttft_ms": 300.9}]

@@ -99,6 +99,14 @@ FLAG_FIELDS = {
     "cache_type_k": "type_k", "ctv": "type_v", "cache_type_v": "type_v", "sm": "split_mode",
     "split_mode": "split_mode", "mg": "main_gpu", "main_gpu": "main_gpu",
     "ncmoe": "n_cpu_moe", "n_cpu_moe": "n_cpu_moe",
+    # llama-bench's other settings flags (print_usage), short and long
+    "dev": "devices", "device": "devices", "nkvo": "no_kv_offload",
+    "no_kv_offload": "no_kv_offload", "mmp": "use_mmap", "mmap": "use_mmap",
+    "dio": "use_direct_io", "direct_io": "use_direct_io", "embd": "embeddings",
+    "embeddings": "embeddings", "ts": "tensor_split", "tensor_split": "tensor_split",
+    "ot": "tensor_buft_overrides", "override_tensor": "tensor_buft_overrides",
+    "nopo": "no_op_offload", "no_op_offload": "no_op_offload", "noh": "no_host", "no_host": "no_host",
+    "C": "cpu_mask", "cpu_mask": "cpu_mask", "cpu_strict": "cpu_strict", "poll": "poll",
 }
 PROMPT_SYMBOLS = re.compile(r"[^\w\s\x21-\x7e]+")
 MODEL_FLAG = re.compile(r"(?:^|\s)(?:-m|--model)(?:\s+|=)(\S+)")

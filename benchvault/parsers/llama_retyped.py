@@ -67,6 +67,12 @@ LABEL_WORDS = (
     (re.compile(r"^(?:threads|n_threads)$", re.I), "n_threads"),
     (re.compile(r"^(?:gpu layers|n_gpu_layers)$", re.I), "n_gpu_layers"),
 )
+# A remark in brackets after a cell's value (`0 (all GPU)`, `48 (= --cpu-moe)`).
+CELL_REMARK = re.compile(r"\s*[(\[][^()\[\]]*[)\]]\s*$")
+# llama-bench fields no label column gives (its result, where and how it was read).
+NOT_LABELS = {"id", "extra", "env", "source_id", "line_start", "line_end", "raw_text", "section",
+              "label", "tags", "format", "avg_ts", "stddev_ts", "avg_ns", "stddev_ns",
+              "samples_ns", "samples_ts", "test", "n_prompt", "n_gen", "n_depth", "command"}
 # A size retyped in the units it was written in (`17.3 GB`: what it says, not llama-bench's GiB).
 DECIMAL_SIZES = {"KB": 10 ** 3, "MB": 10 ** 6, "GB": 10 ** 9, "TB": 10 ** 12}
 HEADER_UNIT = re.compile(r"[(\[]\s*([KMGT]i?B|[KMBT])\s*[)\]]")     # `Size (GiB)`, `Params (B)`
@@ -76,8 +82,8 @@ COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
 NAMED_BUILD = re.compile(r"(?<![\w.-])(?:(?P<commit>(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,12})"
                          r"|b(?P<number>\d{4,5}))(?![\w.-])")
 # A model file's quantization written in its name (`Qwen3.8-27B IQ3_S`, `UD-Q2_K_XL`, `BF16`).
-QUANT_WORD = re.compile(r"(?<![A-Za-z0-9])(?:UD-)?(?P<quant>I?Q\d(?:_[A-Z0-9]+)*|BF16|F16|F32"
-                        r"|MXFP4|NVFP4)(?![A-Za-z0-9])")
+QUANT_WORD = re.compile(r"(?<![A-Za-z0-9])(?:UD-)?(?P<quant>I?Q\d(?:_[A-Z0-9]+)*|TQ\d_\d|BF16|F16"
+                        r"|F32|MXFP4(?:_MOE)?|NVFP4)(?![A-Za-z0-9])")
 BUILD_NUMBER = re.compile(r"^b(\d{3,5})(?:\s*[(\[][^()\[\]]*[)\]])?$", re.I)   # `b10964 (old)`
 # A column of the spread of the results in the column before it (`| tg128 t/s | stddev |`,
 # `| old t/s | old sd |`): their stddev_ts.
@@ -106,6 +112,17 @@ def bare_test(kind: str, command: str | None) -> dict[str, int | None]:
     size = int(sized.group(1)) if sized else None
     return {"n_prompt": size if kind == "pp" else 0, "n_gen": size if kind == "tg" else 0,
             "n_depth": 0}
+
+
+def _bare_kind(header: str) -> tuple[str, str] | None:
+    """(kind, run) of a header that names a test's kind but not its size, alone (`PP (t/s)`)
+    or after a run's name (`CPU PP`: the run `CPU`); None for any other header."""
+    name = _run_name(header)
+    if (kind := BARE_TESTS.get(name.lower())) is not None:
+        return kind, ""
+    run, _, last = name.rpartition(" ")
+    kind = BARE_TESTS.get(last.lower())
+    return (kind, run.strip()) if kind and run.strip() else None
 
 
 def test_of(text: str) -> dict[str, int] | None:
@@ -181,8 +198,11 @@ def _build_of(named: re.Match[str]) -> dict[str, Any]:
 def _field_of(name: str) -> str | None:
     """The llama-bench field a label column's header names, by its own name or its words."""
     header = cell_text(name)
+    key = header.lower().replace("-", "_")
     return COLUMN_FIELDS.get(header.lower()) \
-        or next((f for pattern, f in LABEL_WORDS if pattern.match(header)), None)
+        or next((f for pattern, f in LABEL_WORDS if pattern.match(header)), None) \
+        or (FLAG_FIELDS.get(key) if len(key) > 1 else None) \
+        or (key if key in FIELDS and key not in NOT_LABELS else None)   # (`n_cpu_moe`)
 
 
 def _label_values(name: str, cell: str) -> dict[str, Any]:
@@ -227,10 +247,11 @@ def _label_values(name: str, cell: str) -> dict[str, Any]:
             return {field: round(value * factors[words[1]])}
         return {"extra": {snake_name(header): text}}
     if field is not None and field in FIELDS and field not in ("id", "extra", "env"):
-        try:
-            return {field: typed(field, text)}
-        except ValueError:
-            pass
+        for value in dict.fromkeys((text, CELL_REMARK.sub("", text))):  # (`0 (all GPU)`)
+            try:
+                return {field: typed(field, value)}
+            except ValueError:
+                pass
     number, _ = cell_number(text)
     return {"extra": {snake_name(header) or "label": number if number is not None else text}}
 
@@ -243,11 +264,13 @@ def _results(t: Table, command: str | None = None, heading: str = ""
     header = t.header
     tests = {i: test_of(h) for i, h in enumerate(header)}
     tests = {i: v for i, v in tests.items() if v is not None}
+    runs: dict[int, dict[str, Any]] = {}
     if not tests:       # `| GPU | PP (t/s) | TG (t/s) |`: both kinds, or it is no such table
-        kinds = {i: BARE_TESTS.get(_run_name(h).lower()) for i, h in enumerate(header)}
+        kinds = {i: _bare_kind(h) for i, h in enumerate(header)}
         kinds = {i: kind for i, kind in kinds.items() if kind}
-        if set(kinds.values()) == {"pp", "tg"}:
-            tests = {i: bare_test(kind, command) for i, kind in kinds.items()}
+        if {kind for kind, _ in kinds.values()} == {"pp", "tg"}:
+            tests = {i: bare_test(kind, command) for i, (kind, _) in kinds.items()}
+            runs = {i: _run(run, list(kinds)) for i, (_, run) in kinds.items() if run}
     out: list[tuple[int, dict[str, Any]]] = []
     if tests:                                           # tests as columns
         for index, row in t.body:
@@ -255,7 +278,7 @@ def _results(t: Table, command: str | None = None, heading: str = ""
             for i, test in tests.items():
                 rate = _rate_at(row, header, i)
                 if rate is not None:
-                    out.append((index, _merged(labels, test, rate)))
+                    out.append((index, _merged(labels, test, rate, runs.get(i))))
         return out or None
     rates = [i for i, h in enumerate(header) if RATE.search(cell_text(h))]
     test_column = next((i for i, h in enumerate(header) if cell_text(h).lower() == "test"), None)

@@ -50,7 +50,7 @@ METRICS = (
     (re.compile(r"\bttft\b|time to first token|first.?token"), "ttft"),
     (re.compile(r"\btpot\b|time per output token"), "tpot"),
     (re.compile(r"\bitl\b|inter.?token"), "itl"),
-    (re.compile(r"\be2el?\b|\be2e\b|end.?to.?end|\b(?:req(?:uest)?\s*)?latency\b"), "e2el"),
+    (re.compile(r"\be2el?\b|\be2e\b|end.?to.?end|\b(?:req(?:uest)?\s*)?lat(?:ency)?\b"), "e2el"),
 )
 STAT = re.compile(r"(?<![a-z0-9])(?:(?P<mean>mean|avg|average)|(?P<median>median|mdn|p50)"
                   r"|p(?P<pct>\d+(?:\.\d+)?)|(?P<std>std|stdev|stddev)|(?P<min>min)"
@@ -214,6 +214,7 @@ class Run:
     label: str | None
     lines: list[int] = field(default_factory=list)
     cells: list[tuple[str, str, int]] = field(default_factory=list)   # (label, text, line)
+    named: bool = False     # one of the runs a header names (`vLLM V0 Avg Lat(s)`)
 
 
 def _numeric(texts: list[str]) -> bool:
@@ -252,16 +253,28 @@ def _row_runs(t: Table) -> list[Run] | None:
 
 def _run_names(header: list[str]) -> dict[int, tuple[str, str]]:
     """Columns named `<run> <metric>` for two runs or more (`k8s TTFT mean | llm-d TTFT
-    mean`): column → (run name, the metric's label).  A first word is a run's name when
-    another one stands before the same measured label."""
-    split = {c: words for c, h in enumerate(header)
-             if len(words := cell_text(h).split(None, 1)) == 2}
+    mean`, `vLLM V0 Avg Lat(s) | sglang Avg Lat(s)`): column → (run name, the metric's label).
+    Words are a run's name when another run's name stands before the same measured label;
+    a statistic or a metric's word is no name (`Mean TTFT | P99 TTFT`)."""
+    splits: dict[int, list[tuple[str, str]]] = {}
     before: dict[str, set[str]] = {}
-    for name, rest in split.values():
-        if (m := meaning(rest)) is not None and m.measured:
+    for c, h in enumerate(header):
+        words = cell_text(h).split()
+        for k in range(1, len(words)):
+            name, rest = " ".join(words[:k]), " ".join(words[k:])
+            if (m := meaning(rest)) is None or not m.measured or _names_a_figure(name):
+                continue
+            splits.setdefault(c, []).append((name, rest))
             before.setdefault(rest.lower(), set()).add(name)
-    names = set().union(*(n for n in before.values() if len(n) >= 2))
-    return {c: (name, rest) for c, (name, rest) in split.items() if name in names}
+    return {c: found[0] for c, options in splits.items()
+            if (found := [o for o in options if len(before[o[1].lower()]) >= 2])}
+
+
+def _names_a_figure(words: str) -> bool:
+    """The words name a statistic, a metric or a throughput: they are no run's name."""
+    text = words.lower()
+    return STAT.search(text) is not None or PER_SECOND.search(text) is not None \
+        or any(pattern.search(text) for pattern, _ in METRICS)
 
 
 def _column_runs(t: Table) -> list[Run] | None:
@@ -292,7 +305,7 @@ def _column_runs(t: Table) -> list[Run] | None:
             runs.append(Run(label, [index], shared))
         for name, cells_of_run in own.items():
             runs.append(Run(f"{label} {name}" if label else name, [index],
-                            [*shared, *cells_of_run]))
+                            [*shared, *cells_of_run], named=True))
     return runs or None
 
 
@@ -329,11 +342,12 @@ def runs(lines: list[str]) -> list[Run] | None:
     found = _row_runs(t) or _column_runs(t) or _cell_runs(t)
     if not found:
         return None
-    # numbers under the metrics: at least two measured cells of one run read as numbers
+    # numbers under the metrics: at least two measured cells of one run read as numbers (one,
+    # when the headers name the runs beside the metric: the table compares them)
     for run in found:
         measured = [text for name, text, _ in run.cells
                     if (m := meaning(name)) is not None and m.measured]
-        if sum(number(text)[0] is not None for text in measured) >= 2:
+        if sum(number(text)[0] is not None for text in measured) >= (1 if run.named else 2):
             return found
     return None
 

@@ -274,21 +274,37 @@ def _undecorated(text: str) -> str:
     return text
 
 
+# The delimiter row of a GFM table written without its outer pipes (`---|:---:|---`).
+BARE_DELIMITER_RE = re.compile(r"^[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$")
+
+
 class _Peeking:
     """A note's (line, text) pairs, able to show the next line's text before giving it;
-    ``cut``: what the last given line's collector prefix took (LineSource.cut)."""
+    ``cut``: what the last given line's collector prefix took (LineSource.cut).
 
-    def __init__(self, lines: Iterable[tuple[int, str]]):
+    A GFM table written without its outer pipes (`Engine | Time (s)` over `---|---`) is given
+    them, so that the table formats see the table they read; not where ``may_border(text)``
+    says no (a program's own table of that shape, GuideLLM 0.2's, inside its block)."""
+
+    def __init__(self, lines: Iterable[tuple[int, str]],
+                 may_border: Callable[[str], bool] = lambda text: True):
         self._source = lines
         self._lines = iter(lines)
         self._held: list[tuple[int, str, int]] = []
         self.cut = 0
+        self._may_border = may_border
+        self._borderless = False            # inside a table written without outer pipes
 
     def __iter__(self) -> "_Peeking":
         return self
 
     def __next__(self) -> tuple[int, str]:
         lineno, text, self.cut = self._held.pop() if self._held else self._pulled()
+        if "|" not in text or text.lstrip().startswith("|"):
+            self._borderless = False
+        elif self._borderless or BARE_DELIMITER_RE.match(self.peek()) and self._may_border(text):
+            self._borderless = True
+            text = f"| {text.strip()}" + ("" if text.rstrip().endswith("|") else " |")
         return lineno, text
 
     def _pulled(self) -> tuple[int, str, int]:
@@ -1050,7 +1066,8 @@ class Segmenter:
         self.block_open = lambda: block is not None
         region: Region | None = None      # a pasted output file being gathered
         if self.markdown:       # its `#` lines are headings or comments by the line after
-            lines = self.peeking = _Peeking(lines)
+            lines = self.peeking = _Peeking(lines, lambda text: not self.block_open() and not any(
+                f.starts(text) for f in self.formats))
         # A markdown note is short and every line may open or close a pasted capture: no skips.
         idle = (lambda: False) if self.markdown else \
             (lambda: block is None and ended is None and region is None)
