@@ -177,3 +177,25 @@ def test_kinds_after_a_run_name_flag_and_field_columns_and_remarks_in_cells(tmp_
             for r in rows if hasattr(r, "avg_ts")] == [
         ("pp512", "CPU", "CPU", 188.3, 0, "Vulkan1", "Qwen3-4B (dense)"),
         ("tg128", "CPU", "CPU", 39.5, 0, "Vulkan1", "Qwen3-4B (dense)")]
+
+
+@pytest.mark.parametrize("pp, tg", [("Prompt processing (t/s)", "Token generation (t/s)"),
+                                    ("Prefill speed", "Decode speed"),
+                                    ("Prompt eval rate (tokens/s)", "Eval rate (tokens/s)")])
+def test_kinds_named_in_words_are_sized_by_the_command(tmp_path, pp, tg):
+    rows, _ = read(tmp_path, "\n".join([
+        "llama-bench -m qwen3-8b-q4_k_m.gguf -p 1024 -n 256", "",
+        f"| GPU | {pp} | {tg} |", "|---|---|---|", "| 7900 XTX | 1,234.5 ± 3.2 | 45.6 |"])
+        + "\n", "notes.md")
+    assert [(r.test, r.avg_ts, r.stddev_ts, r.gpu_info) for r in rows if hasattr(r, "avg_ts")] \
+        == [("pp1024", 1234.5, 3.2, "7900 XTX"), ("tg256", 45.6, None, "7900 XTX")]
+
+
+def test_rows_named_by_kind_alone_are_tests_of_the_runs_in_columns(tmp_path):
+    rows, _ = read(tmp_path, "\n".join([
+        "| Test | ROCm 6.4 | Vulkan RADV |", "|---|---|---|",
+        "| Prompt processing | 1,088 | 901 |", "| Token generation | 45.1 | 48.9 |"]) + "\n",
+        "notes.md")
+    assert [(r.test, r.label, r.backends, r.avg_ts) for r in rows if hasattr(r, "avg_ts")] == [
+        ("pp", "ROCm 6.4", "ROCm", 1088.0), ("pp", "Vulkan RADV", "Vulkan", 901.0),
+        ("tg", "ROCm 6.4", "ROCm", 45.1), ("tg", "Vulkan RADV", "Vulkan", 48.9)]

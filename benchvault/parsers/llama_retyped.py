@@ -99,8 +99,12 @@ BARE_NUMBER = re.compile(r"(?<![\w.-])b?(\d{3,5})(?![\w.-])")
 
 # A header that names a test's kind but not its size (`PP (t/s)`, `tg`, `Prompt processing`):
 # the size is the command's `-p` / `-n`, when it gave one.
-BARE_TESTS = {"pp": "pp", "prompt processing": "pp", "pp speed": "pp",
-              "tg": "tg", "text generation": "tg", "tg speed": "tg"}
+BARE_TESTS = {"pp": "pp", "prompt processing": "pp", "prompt": "pp", "prompt eval": "pp",
+              "prefill": "pp",
+              "tg": "tg", "text generation": "tg", "token generation": "tg", "generation": "tg",
+              "gen": "tg", "eval": "tg", "decode": "tg"}
+# Words after a kind that name no more than its rate (`PP speed`, `Prompt eval rate`).
+KIND_SUFFIX = re.compile(r"\s+(?:speed|rate|throughput|perf(?:ormance)?)$", re.I)
 SIZE_FLAG = {"pp": re.compile(r"(?:^|\s)(?:-p|--n-prompt)[\s=]+(\d+)(?=\s|$)"),
              "tg": re.compile(r"(?:^|\s)(?:-n|--n-gen)[\s=]+(\d+)(?=\s|$)")}
 
@@ -117,11 +121,14 @@ def bare_test(kind: str, command: str | None) -> dict[str, int | None]:
 def _bare_kind(header: str) -> tuple[str, str] | None:
     """(kind, run) of a header that names a test's kind but not its size, alone (`PP (t/s)`)
     or after a run's name (`CPU PP`: the run `CPU`); None for any other header."""
-    name = _run_name(header)
+    name = KIND_SUFFIX.sub("", _run_name(header))
     if (kind := BARE_TESTS.get(name.lower())) is not None:
         return kind, ""
     run, _, last = name.rpartition(" ")
     kind = BARE_TESTS.get(last.lower())
+    if kind is None and len(words := name.split()) > 2:     # (`CPU prompt processing`)
+        run, last = " ".join(words[:-2]), " ".join(words[-2:])
+        kind = BARE_TESTS.get(last.lower())
     return (kind, run.strip()) if kind and run.strip() else None
 
 
@@ -283,6 +290,10 @@ def _results(t: Table, command: str | None = None, heading: str = ""
     rates = [i for i, h in enumerate(header) if RATE.search(cell_text(h))]
     test_column = next((i for i, h in enumerate(header) if cell_text(h).lower() == "test"), None)
     first = [test_of(row[0]) if row else None for _, row in t.body]
+    if first and not all(first):        # (rows named by kind alone: `Prompt processing`)
+        kinds = [_bare_kind(row[0]) if row else None for _, row in t.body]
+        if all(k and not k[1] for k in kinds) and {k[0] for k in kinds} == {"pp", "tg"}:
+            first = [bare_test(k[0], command) for k in kinds]
     if test_column is not None and rates:               # a test column, t/s columns
         for index, row in t.body:
             test = test_of(row[test_column]) if test_column < len(row) else None
