@@ -9,10 +9,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "benchvault"
 # The ingest pipeline's modules in the order a file's data passes through them; ``outcome``
-# (what ingest says of a file) is shared by all, ``packing`` and ``stream`` serve the workers,
+# (what ingest says of a file) is shared by all, ``tablejoin`` joins the runs of split tables
+# as ``parse`` builds them, ``packing`` and ``stream`` serve the workers,
 # ``tail`` reads a file still being written, ``watch`` runs the pipeline as files grow.
-STAGES = ("outcome", "find", "read", "parse", "packing", "stream", "workers", "tail", "link",
-          "identify", "store", "pipeline", "watch")
+STAGES = ("outcome", "find", "read", "tablejoin", "parse", "packing", "stream", "workers", "tail",
+          "link", "identify", "store", "pipeline", "watch")
 
 
 def _modules() -> dict[str, Path]:

@@ -147,3 +147,45 @@ def test_statistics_in_headers_are_no_run_names(tmp_path):
                     "FROM serving_runs") == [
         {"label": None, "max_concurrency": 8, "mean_ttft_ms": 120.5, "median_ttft_ms": 110.2,
          "p99_ttft_ms": 300.9}]
+
+
+SPLIT = ("## Average Latency\n\n| Concurrency | vLLM Avg Lat(s) | sglang Avg Lat(s) |\n"
+         "|---|---|---|\n| 5 | 16.98 | 15.00 |\n| 50 | 26.18 | 23.38 |\n\n"
+         "## Throughput\n\n| Concurrency | vLLM Gen. toks/s | sglang Gen. toks/s |\n"
+         "|---|---|---|\n| 5 | 588.62 | 666.54 |\n| 50 | 2742.96 | 3077.68 |\n")
+
+
+def test_a_comparison_split_over_tables_is_joined_run_by_run(tmp_path):
+    note = tmp_path / "split.md"
+    note.write_text(SPLIT)
+    db = tmp_path / "split.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT label, max_concurrency, mean_e2el_ms, output_throughput, line_start, "
+                    "line_end FROM serving_runs ORDER BY rowid") == [
+        {"label": "vLLM", "max_concurrency": 5, "mean_e2el_ms": 16980.0,
+         "output_throughput": 588.62, "line_start": 5, "line_end": 12},
+        {"label": "sglang", "max_concurrency": 5, "mean_e2el_ms": 15000.0,
+         "output_throughput": 666.54, "line_start": 5, "line_end": 12},
+        {"label": "vLLM", "max_concurrency": 50, "mean_e2el_ms": 26180.0,
+         "output_throughput": 2742.96, "line_start": 6, "line_end": 13},
+        {"label": "sglang", "max_concurrency": 50, "mean_e2el_ms": 23380.0,
+         "output_throughput": 3077.68, "line_start": 6, "line_end": 13}]
+    joined = [r["reason"] for r in rows(db, "SELECT reason FROM unparsed_blocks")
+              if "by its place: joined" in r["reason"]]
+    assert len(joined) == 4
+
+
+@pytest.mark.parametrize("second", [
+    # the same figure again: another experiment's table, not the rest of this one's
+    "| Concurrency | vLLM Avg Lat(s) | sglang Avg Lat(s) |\n|---|---|---|\n| 5 | 17.50 | 15.10 |\n"
+    "| 50 | 27.00 | 24.00 |\n",
+    # other settings in the same places
+    "| Concurrency | vLLM Gen. toks/s | sglang Gen. toks/s |\n|---|---|---|\n"
+    "| 8 | 588.62 | 666.54 |\n| 64 | 2742.96 | 3077.68 |\n",
+])
+def test_tables_of_other_runs_are_not_joined(tmp_path, second):
+    note = tmp_path / "two.md"
+    note.write_text(SPLIT.split("## Throughput")[0] + "## Again\n\n" + second)
+    db = tmp_path / "two.db"
+    ingest_into(db, note)
+    assert len(rows(db, "SELECT id FROM serving_runs")) == 8

@@ -18,6 +18,7 @@ from ..schemas import store
 from ..schemas.models import INCOMPLETE, fields_of
 from .outcome import IngestWarning
 from .read import head_of, pieces, whole_format
+from .tablejoin import joined
 
 
 @dataclass
@@ -62,31 +63,38 @@ def build_deferred(items: Iterable[Parsed | IngestWarning | Block]
 
 def _built(items: Iterable, defer: Callable[[], bool] | None = None
            ) -> Iterator[Parsed | IngestWarning | Block]:
+    # (runs a comparison split over tables are joined as the tables come: tablejoin)
+    return joined(_groups(items, defer))
+
+
+def _groups(items: Iterable, defer: Callable[[], bool] | None = None
+            ) -> Iterator[list[Parsed | IngestWarning | Block]]:
+    """What each item gives: a block's rows and warnings together, any other one alone."""
     from ..reading.embedded import Embedded
     from ..reading.segmenter import LineHit, Truncated, Unclosed, WrapCut
 
     for item in items:
         if isinstance(item, (Parsed, IngestWarning)):   # a row the fast lane read; a warning
-            yield item
+            yield [item]
         elif isinstance(item, Embedded):
-            yield from _read_embedded(item)
+            yield list(_read_embedded(item))
         elif isinstance(item, WrapCut):
-            yield IngestWarning(item.line_start, f"a wrapped line (lines {item.line_start}-"
-                                f"{item.line_end}) reads neither alone nor joined: kept raw",
-                                None, item.text)
+            yield [IngestWarning(item.line_start, f"a wrapped line (lines {item.line_start}-"
+                                 f"{item.line_end}) reads neither alone nor joined: kept raw",
+                                 None, item.text)]
         elif isinstance(item, Truncated):
-            yield IngestWarning(item.line_start, f"{item.format.name}: block starts here but "
-                                f"never ends (cut off at line {item.line_end}?)",
-                                item.format.name, "\n".join(item.lines))
+            yield [IngestWarning(item.line_start, f"{item.format.name}: block starts here but "
+                                 f"never ends (cut off at line {item.line_end}?)",
+                                 item.format.name, "\n".join(item.lines))]
         elif isinstance(item, Unclosed):
-            yield from _build_unclosed(item)
+            yield list(_build_unclosed(item))
         elif isinstance(item, Block):
             if defer is not None and defer():
-                yield item
+                yield [item]
             else:
-                yield from _build_block(item)
+                yield list(_build_block(item))
         elif isinstance(item, LineHit):
-            yield from _build_line(item)
+            yield list(_build_line(item))
 
 
 def _read_whole(fmt: FileFormat, path: Path, tags: dict[str, str] | None,

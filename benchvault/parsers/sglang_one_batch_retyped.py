@@ -20,9 +20,9 @@ converted) or a throughput (tokens/s).  The columns are the ones the program's r
 names (``prefill_latency``, ``median_decode_throughput``, ``total_latency``,
 ``overall_throughput``...); any other column goes to ``extra`` by its snake name.  A table is
 claimed only when the note shows it is this program's: its command before it, or its name in
-the heading or section.  A table per phase gives a row per phase and batch size: rows with no
-result in common are not one run (``experiments.identity``).  Every table says, in a warning,
-that it was read by its header words.
+the heading or section.  A table per phase gives a row per phase and batch size; the tables of
+one sweep are joined into a run per batch size by their place (``ingest.tablejoin``).  Every
+table says, in a warning, that it was read by its header words.
 """
 
 from __future__ import annotations
