@@ -199,3 +199,17 @@ def test_rows_named_by_kind_alone_are_tests_of_the_runs_in_columns(tmp_path):
     assert [(r.test, r.label, r.backends, r.avg_ts) for r in rows if hasattr(r, "avg_ts")] == [
         ("pp", "ROCm 6.4", "ROCm", 1088.0), ("pp", "Vulkan RADV", "Vulkan", 901.0),
         ("tg", "ROCm 6.4", "ROCm", 45.1), ("tg", "Vulkan RADV", "Vulkan", 48.9)]
+
+
+@pytest.mark.parametrize("header, labels", [
+    ("| Model | Vulkan pp512 | Vulkan tg128 | ROCm pp512 | ROCm tg128 |",
+     ["Vulkan", "Vulkan", "ROCm", "ROCm"]),
+    ("| Model | pp512 t/s | tg128 t/s | pp512 (FA) | tg128 (FA) |", [None, None, "FA", "FA"]),
+    ("| Model | pp512 avg | tg128 avg | pp1024 | tg256 |", [None, None, None, None]),
+])
+def test_a_run_named_beside_a_test_that_repeats_labels_its_results(tmp_path, header, labels):
+    rows, _ = read(tmp_path, "\n".join([header, "|---|---|---|---|---|",
+                                        "| Qwen3 8B Q4_K_M | 1,234.5 | 45.6 | 1,400.2 | 44.1 |"])
+                   + "\n", "notes.md")
+    assert [(r.label, r.avg_ts) for r in rows if hasattr(r, "avg_ts")] == list(
+        zip(labels, [1234.5, 45.6, 1400.2, 44.1]))

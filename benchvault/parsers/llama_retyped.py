@@ -188,6 +188,18 @@ def _run_name(header: str) -> str:
     return RATE.sub("", cell_text(header)).strip(" -:")
 
 
+# Words beside a test in a header that name no run (`pp512 avg`, `tg128 (mean)`).
+NOT_A_RUN = re.compile(r"^(?:avg|average|mean|median|result|speed|rate|perf(?:ormance)?)$", re.I)
+
+
+def _test_run(header: str) -> str:
+    """The run a header names beside its test (`Vulkan pp512`, `pp512 ROCm` → the backend's
+    name), "" for none."""
+    words = TEST.sub(" ", _run_name(header))
+    words = " ".join(re.sub(r"[()\[\],:]", " ", words).split())
+    return "" if not words or NOT_A_RUN.match(words) or SPREAD.search(words) else words
+
+
 def _named_backend(name: str) -> str | None:
     """The backends ``name``'s words name (`llama.cpp Vulkan RADV`, `vLLM + ROCm`, `CUDA,BLAS`);
     a word of a name or a path (`build-rpc-hip-v2`) names none."""
@@ -272,6 +284,7 @@ def _results(t: Table, command: str | None = None, heading: str = ""
     tests = {i: test_of(h) for i, h in enumerate(header)}
     tests = {i: v for i, v in tests.items() if v is not None}
     runs: dict[int, dict[str, Any]] = {}
+    kinds_named = not tests
     if not tests:       # `| GPU | PP (t/s) | TG (t/s) |`: both kinds, or it is no such table
         kinds = {i: _bare_kind(h) for i, h in enumerate(header)}
         kinds = {i: kind for i, kind in kinds.items() if kind}
@@ -279,6 +292,13 @@ def _results(t: Table, command: str | None = None, heading: str = ""
             tests = {i: bare_test(kind, command) for i, (kind, _) in kinds.items()}
             runs = {i: _run(run, list(kinds)) for i, (_, run) in kinds.items() if run}
     out: list[tuple[int, dict[str, Any]]] = []
+    if tests and not kinds_named:   # (`Vulkan pp512 | ROCm pp512`: a run's name by the test)
+        named = {i: _test_run(header[i]) for i in tests}
+        by_test: dict[tuple, set[str]] = {}
+        for i, test in tests.items():
+            by_test.setdefault(tuple(sorted(test.items())), set()).add(named[i])
+        if any(len(names) >= 2 for names in by_test.values()):     # one test, several runs
+            runs = {i: _run(n, list(tests)) for i, n in named.items() if n}
     if tests:                                           # tests as columns
         for index, row in t.body:
             labels = _labels(header, row, skip=set(tests))
