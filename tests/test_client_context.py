@@ -241,3 +241,29 @@ def test_a_newer_datasets_lengths_tell_its_configurations_apart(tmp_path, flags,
     got = rows(tmp_path / "w.db", "SELECT c.input_len, c.output_len FROM serving_runs r "
                                   "JOIN configurations c ON c.id = r.config_id ORDER BY r.duration")
     assert [(g["input_len"], g["output_len"]) for g in got] == want
+
+
+def test_flags_abbreviated_as_argparse_allows_are_read_by_their_whole_name(tmp_path):
+    note = tmp_path / "abbrev.md"
+    note.write_text("```\npython benchmarks/benchmark_serving.py --backend vllm --model m/x "
+                    "--dataset-name random --random-input 2048 --random-output 1024 "
+                    "--max-concurrency 10 --num-prompt 100\n```\n\n```\n"
+                    "============ Serving Benchmark Result ============\n"
+                    "Successful requests:                     100\n"
+                    "Benchmark duration (s):                  137.30\n"
+                    "Request throughput (req/s):              0.73\n"
+                    "Output token throughput (tok/s):         739.79\n"
+                    "==================================================\n```\n")
+    db = tmp_path / "a.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT random_input_len, random_output_len, num_prompts, max_concurrency "
+                    "FROM serving_runs") == [{"random_input_len": 2048, "random_output_len": 1024,
+                                              "num_prompts": 100, "max_concurrency": 10}]
+
+
+def test_unabbreviated_keeps_what_no_known_name_or_several_start():
+    from benchvault.reading.cmdline import unabbreviated
+    known = ("random_input_len", "random_output_len", "num_prompts", "model")
+    assert unabbreviated({"random_input": "1", "random": "2", "num_prompt": "3", "mod": "4",
+                          "seed": "5"}, known) == {"random_input_len": "1", "random": "2",
+                                                   "num_prompts": "3", "model": "4", "seed": "5"}

@@ -14,7 +14,7 @@ import math
 import re
 from typing import Any
 
-from ..reading.cmdline import parse_command
+from ..reading.cmdline import parse_command, unabbreviated
 from ..reading.pyliteral import ReprParseError, parse_namespace
 from ..schemas.offline import OfflineRun, OfflineStep
 from .base import Block, Parsed, half_unit
@@ -59,7 +59,9 @@ def _typed(value: Any, kind: type) -> Any:
 
 
 def arguments_row(args: dict[str, Any]) -> dict[str, Any]:
-    """An offline program's arguments (a command's flags, a Namespace) as columns."""
+    """An offline program's arguments (a command's flags, a Namespace) as columns; a flag
+    abbreviated as argparse allows (`--input 512`) under its whole name."""
+    args = unabbreviated(args, _ARGS)
     row: dict[str, Any] = {}
     for key, (column, kind) in _ARGS.items():
         if key in args:

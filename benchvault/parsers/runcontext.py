@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from .base import Context
-from ..reading.cmdline import BOOLEAN_FLAGS, parse_command
+from ..reading.cmdline import BOOLEAN_FLAGS, parse_command, unabbreviated
 from ..schemas.models import json_safe
 from ..reading.pyliteral import ReprParseError, parse_namespace
 
@@ -87,6 +87,9 @@ INT_KEYS = ("max_concurrency", "num_prompts", "port", "seed", "random_input_len"
             "prefix_repetition_num_prefixes", "prefix_repetition_output_len",
             "spec_bench_output_len", "speed_bench_output_len")
 FLOAT_KEYS = ("request_rate", "burstiness", "random_range_ratio")
+# The client's arguments benchvault reads, the names a flag may abbreviate (argparse's).
+CLIENT_KEYS = tuple(dict.fromkeys([*RUN_KEYS, *(k for keys in WORKLOAD_KEYS.values()
+                                                 for k in keys)]))
 _NUMBER_KEYS = {**dict.fromkeys(INT_KEYS, int), **dict.fromkeys(FLOAT_KEYS, float)}
 
 
@@ -160,9 +163,10 @@ def serving_context(context: Context, printed_backend: str | None = None) -> dic
             row["command"] = command.text
             # A value flag printed without its value (`--model` last on a line the paste
             # lost the rest of) says nothing about that value.
-            row.update({k: v for k, v in command.args.items()
+            row.update({k: v for k, v in unabbreviated(command.args, CLIENT_KEYS).items()
                         if k in RUN_KEYS and (v is not True or k in BOOLEAN_FLAGS)})
-    arguments: dict[str, Any] = dict(command.args) if command is not None else {}
+    arguments: dict[str, Any] = unabbreviated(command.args, CLIENT_KEYS) \
+        if command is not None else {}
     row.update(_printed_values(context))
     if context.namespace is not None:
         try:

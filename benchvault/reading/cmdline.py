@@ -11,7 +11,7 @@ import functools
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 SHELL_SEPARATORS = re.compile(r"\s(?:&&|\|\||;|\|)\s|;\s*$|;(?=\s*(?:do|done)\b)")
@@ -233,6 +233,22 @@ def parse_command(text: str, program_re: re.Pattern[str], short_flags: dict[str,
     command = Command(text=segment, program=program, env=env)
     _read_flags(tokens[consumed:], command, short_flags or {})
     return command
+
+
+def unabbreviated(args: dict[str, object], known: Iterable[str]) -> dict[str, object]:
+    """``args`` with each flag a Python program took by a prefix of its name (argparse's
+    abbreviations: `--random-input 2048` is `--random-input-len`, `--num-prompt` is
+    `--num-prompts`) under the one ``known`` name it starts; a name no known one, or several,
+    start stays as written."""
+    names = tuple(known)
+    out: dict[str, object] = {}
+    for key, value in args.items():
+        if key not in names:
+            longer = [n for n in names if n.startswith(key)]
+            if len(longer) == 1 and longer[0] not in args:
+                key = longer[0]
+        out.setdefault(key, value)
+    return out
 
 
 def _is_flag(token: str) -> bool:
