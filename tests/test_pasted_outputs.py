@@ -158,3 +158,25 @@ def test_a_structured_log_is_not_gathered_as_a_pasted_file(tmp_path):
         [row] = rows(db, "SELECT line_start, prompt_throughput FROM engine_stats")
         assert (row["line_start"], row["prompt_throughput"]) == (4, 481.1), suffix
         assert rows(db, "SELECT count(*) n FROM unparsed_blocks")[0]["n"] == 0
+
+
+BLOCK = ("============ Serving Benchmark Result ============\n"
+         "Successful requests:                     100\n"
+         "Benchmark duration (s):                  {d}\n"
+         "Request throughput (req/s):              0.73\n"
+         "==================================================\n")
+
+
+@pytest.mark.parametrize("before, label", [
+    ("Perf is the same:\nupstream tp1\n", "upstream tp1"),       # a plain line, then the fence
+    ("kimi2.7\n\n", "kimi2.7"),                                  # blank lines between
+    ("<details>\n<summary>CUDA Kernel</summary>\n\n", "CUDA Kernel"),   # a folded section
+    ("## Results\n\nThe numbers below were taken on a quiet machine\n\n", "Results"),  # prose
+    ("## Results\n\npython3 -m sglang.bench_serving --port 30000\n\n", "Results"),   # a command
+])
+def test_a_short_line_right_above_a_fenced_result_names_it(tmp_path, before, label):
+    note = tmp_path / "labels.md"
+    note.write_text(before + "```\n" + BLOCK.format(d="137.30") + "```\n")
+    db = tmp_path / "l.db"
+    ingest_into(db, note)
+    assert [r["label"] for r in rows(db, "SELECT label FROM serving_runs")] == [label]

@@ -128,6 +128,27 @@ def label_line(text: str, item: bool = False, fenced: bool = False) -> str | Non
     return name
 
 
+# `<summary>CUDA Kernel</summary>`: a collapsed section's title names what it holds.
+SUMMARY_RE = re.compile(r"^\s*(?:<details[^>]*>\s*)?<summary>\s*(?P<name>[^<>]+?)\s*</summary>\s*$",
+                        re.I)
+
+
+def summary_label(text: str) -> str | None:
+    """The name an HTML ``<summary>`` line gives the result folded under it."""
+    match = SUMMARY_RE.match(text)
+    return label_line(match.group("name") + ":") if match else None
+
+
+def plain_label(text: str) -> str | None:
+    """The name a short plain line gives a fenced result right under it (`upstream tp1`,
+    `kimi2.7`): a few words, no sentence's end, no command."""
+    name = text.strip()
+    if not name or name.lower().startswith(COMMAND_HINTS + ("python", "$", "cd ", "export ")) \
+            or any(hint in name.lower() for hint in COMMAND_HINTS):
+        return None
+    return label_line(name + ":")
+
+
 def without_remark(text: str) -> str:
     """``text`` without a writer's remark after its figures; each test a linear scan (a
     pasted line may be a megabyte long)."""
@@ -394,6 +415,7 @@ class Segmenter:
         # A note line naming the result right under it (blank lines and a fence between
         # them at most): the label of the block that starts next.
         self.pending_label: str | None = None
+        self.fence_label: str | None = None      # a plain line's name, if a fence opens next
         self.list_items: set[int] = set()    # a note's lines that were list items
 
     def _fed(self, lines: Iterable[tuple[int, str]], idle: Callable[[], bool]
@@ -824,6 +846,9 @@ class Segmenter:
 
     def _context_line(self, start: int, text: str) -> None:
         if FENCE_RE.match(text):
+            if not self.in_fence and self.fence_label is not None:
+                self.pending_label = self.fence_label
+            self.fence_label = None
             self.in_fence = not self.in_fence
             self.widest_whole = self.widest_record = 0   # another paste, another terminal
             self.capture = False
@@ -842,7 +867,11 @@ class Segmenter:
         if self.list_items:
             self.list_items = {n for n in self.list_items if n > start}
         if text.strip():
-            self.pending_label = label_line(text, item, self.in_fence)
+            self.pending_label = label_line(text, item, self.in_fence) \
+                or (None if self.in_fence else summary_label(text))
+            # (a short plain line names the result only if a fence opens right after it)
+            self.fence_label = None if self.in_fence or self.pending_label \
+                else plain_label(text)
 
     def _note_context(self, text: str) -> bool:
         """A note's own context: whether a capture is pasted, its headings (True: the line
