@@ -213,3 +213,16 @@ def test_a_run_named_beside_a_test_that_repeats_labels_its_results(tmp_path, hea
                    + "\n", "notes.md")
     assert [(r.label, r.avg_ts) for r in rows if hasattr(r, "avg_ts")] == list(
         zip(labels, [1234.5, 45.6, 1400.2, 44.1]))
+
+
+def test_file_types_as_runs_beside_kinds_and_a_row_named_in_an_unheaded_column(tmp_path):
+    # (the shape of llama.cpp's Apple silicon comparison: a file type's PP and TG per column)
+    rows, _ = read(tmp_path, "\n".join([
+        "|   | BW [GB/s] | GPU Cores | F16 PP [t/s] | F16 TG [t/s] | Q4_0 PP [t/s] | Q4_0 TG [t/s] |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| M2 Max | 400 | 38 | 600.46 | 24.16 | 537.37 | 60.99 |"]) + "\n", "notes.md")
+    assert [(r.test, r.label, r.model_ftype, r.gpu_info, r.avg_ts, r.extra)
+            for r in rows if hasattr(r, "avg_ts")] == [
+        (kind, f"M2 Max {q}", q, None, ts, {"bw_gb_per_s": 400.0, "gpu_cores": 38.0})
+        for kind, q, ts in [("pp", "F16", 600.46), ("tg", "F16", 24.16),
+                            ("pp", "Q4_0", 537.37), ("tg", "Q4_0", 60.99)]]

@@ -57,7 +57,9 @@ LABEL_WORDS = (
     (re.compile(r"^(?:model|models)\b", re.I), "model_type"),
     (re.compile(r"^(?:quant(?:ization)?|ftype|file type|q(?:uant)? type)\b", re.I), "model_ftype"),
     (re.compile(r"^(?:build|commit)\b", re.I), "build"),
-    (re.compile(r"^(?:gpu|gpus|device|devices|card|hardware)\b", re.I), "gpu_info"),
+    # (`GPU Cores`, `GPU layers` are counts, not the device)
+    (re.compile(r"^(?:gpu|gpus|device|devices|card|hardware)(?:\s+(?:model|name))?"
+                r"(?:\s*\([^()]*\))?$", re.I), "gpu_info"),
     (re.compile(r"^(?:size|model size)\b", re.I), "model_size"),
     (re.compile(r"^(?:arch|architecture|model arch)\b", re.I), "model_arch"),
     (re.compile(r"^(?:params|parameters)\b", re.I), "model_n_params"),
@@ -230,6 +232,8 @@ def _label_values(name: str, cell: str) -> dict[str, Any]:
     if not text or re.fullmatch(r"[-–—?]+", text):
         return {}
     header = cell_text(name)
+    if not header and cell_number(text)[0] is None:     # (a top-left cell left empty: names)
+        return {"label": text}
     field = _field_of(name)
     if field == "model_type":
         parts = model_parts(text)
@@ -361,7 +365,9 @@ def _run(header: str, columns: list[int]) -> dict[str, Any]:
         return {}
     if COMMIT.match(name):      # compare-llama-bench.py's `t/s 0c1e570`: a build per column
         return {"label": name, "build_commit": name}
-    return {"label": name, **({"backends": b} if (b := _named_backend(name)) else {})}
+    quant = QUANT_WORD.fullmatch(name)      # (`F16 PP [t/s] | Q4_0 PP [t/s]`: a file type each)
+    return {"label": name, **({"backends": b} if (b := _named_backend(name)) else {}),
+            **({"model_ftype": quant.group("quant")} if quant else {})}
 
 
 # A llama-bench flag and its value in a label cell (`-ngl 99 -ncmoe 48 (all experts CPU)`).
@@ -421,6 +427,8 @@ def _merged(labels: dict[str, Any], test: dict[str, int], rate: dict[str, float]
             run: dict[str, Any] | None = None) -> dict[str, Any]:
     values = {**labels, **(run or {}), **rate, **test,
               "_unread": [*labels.get("_unread", []), *rate.get("_unread", [])]}
+    if labels.get("label") and (run or {}).get("label"):     # (the row's name and the run's)
+        values["label"] = f"{labels['label']} {run['label']}"
     # (a size the table and the command leave unknown: the test is its kind, `pp` / `tg`)
     values["test"] = test_name(test["n_prompt"], test["n_gen"], test["n_depth"]) \
         if None not in (test["n_prompt"], test["n_gen"]) \
