@@ -189,3 +189,21 @@ def test_tables_of_other_runs_are_not_joined(tmp_path, second):
     db = tmp_path / "two.db"
     ingest_into(db, note)
     assert len(rows(db, "SELECT id FROM serving_runs")) == 8
+
+
+def test_a_metric_table_of_one_row_joins_the_comparison_before_it(tmp_path):
+    note = tmp_path / "three.md"
+    note.write_text(
+        "### Throughput\n\n| Metric | With DeepGEMM | Without DeepGEMM |\n|---|---|---|\n"
+        "| **Output Token Throughput** | 288.31 tok/s | 566.84 tok/s |\n"
+        "| **Request Throughput** | 0.30 req/s | 0.60 req/s |\n\n"
+        "### TTFT\n\n| Metric | With DeepGEMM | Without DeepGEMM |\n|---|---|---|\n"
+        "| **Mean TTFT** | 244.24 ms | 258.76 ms |\n")
+    db = tmp_path / "three.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT label, output_throughput, request_throughput, mean_ttft_ms "
+                    "FROM serving_runs ORDER BY rowid") == [
+        {"label": "With DeepGEMM", "output_throughput": 288.31, "request_throughput": 0.3,
+         "mean_ttft_ms": 244.24},
+        {"label": "Without DeepGEMM", "output_throughput": 566.84, "request_throughput": 0.6,
+         "mean_ttft_ms": 258.76}]

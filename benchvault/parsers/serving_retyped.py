@@ -225,7 +225,8 @@ def _row_runs(t: Table) -> list[Run] | None:
     """Metrics as row labels: the runs, one per column of numbers (one in all when the
     columns are statistics); None when the first column names too few metrics."""
     names = [row[0] if row else "" for _, row in t.body]
-    if sum(bool(m and m.measured) for m in map(meaning, names)) < 2:
+    need = 1 if t.header and METRIC_HEADER.match(cell_text(t.header[0])) else 2
+    if sum(bool(m and m.measured) for m in map(meaning, names)) < need:
         return None
     header = t.header
     width = max(len(header), *(len(row) for _, row in t.body))
@@ -343,13 +344,19 @@ def runs(lines: list[str]) -> list[Run] | None:
     if not found:
         return None
     # numbers under the metrics: at least two measured cells of one run read as numbers (one,
-    # when the headers name the runs beside the metric: the table compares them)
+    # when the headers name the runs beside the metric, or the first column is headed
+    # `Metric`: the table compares runs on it)
+    metric_rows = METRIC_HEADER.match(cell_text(t.header[0]) if t.header else "") is not None
     for run in found:
         measured = [text for name, text, _ in run.cells
                     if (m := meaning(name)) is not None and m.measured]
-        if sum(number(text)[0] is not None for text in measured) >= (1 if run.named else 2):
+        if sum(number(text)[0] is not None for text in measured) >= (
+                1 if run.named or metric_rows else 2):
             return found
     return None
+
+
+METRIC_HEADER = re.compile(r"^metrics?$", re.I)
 
 
 def resembles(lines: list[str], context: Any = None) -> bool:
