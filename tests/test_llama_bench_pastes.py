@@ -226,3 +226,18 @@ def test_file_types_as_runs_beside_kinds_and_a_row_named_in_an_unheaded_column(t
         (kind, f"M2 Max {q}", q, None, ts, {"bw_gb_per_s": 400.0, "gpu_cores": 38.0})
         for kind, q, ts in [("pp", "F16", 600.46), ("tg", "F16", 24.16),
                             ("pp", "Q4_0", 537.37), ("tg", "Q4_0", 60.99)]]
+
+
+def test_builds_as_run_columns_a_speedup_column_and_a_depth_column(tmp_path):
+    rows, _ = read(tmp_path, "\n".join([
+        "| test | b4500 | b5600 | speedup |", "|---|---|---|---|",
+        "| pp512 | 1000.1 | 1100.2 | 1.10x |", "| tg128 | 50.3 | 55.4 | 1.10x |", "",
+        "llama-bench -m m.gguf -p 512 -n 128 -d 0,4096", "",
+        "| Depth | PP (t/s) | TG (t/s) |", "|---|---|---|", "| 0 | 1200 | 80 |",
+        "| 4k | 1000 | 70 |"]) + "\n", "notes.md")
+    assert [(r.test, r.label, r.build_number, r.n_depth, r.avg_ts)
+            for r in rows if hasattr(r, "avg_ts")] == [
+        ("pp512", "b4500", 4500, 0, 1000.1), ("pp512", "b5600", 5600, 0, 1100.2),
+        ("tg128", "b4500", 4500, 0, 50.3), ("tg128", "b5600", 5600, 0, 55.4),
+        ("pp512", None, None, 0, 1200.0), ("tg128", None, None, 0, 80.0),
+        ("pp512 @ d4096", None, None, 4096, 1000.0), ("tg128 @ d4096", None, None, 4096, 70.0)]

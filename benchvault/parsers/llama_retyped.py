@@ -304,11 +304,14 @@ def _results(t: Table, command: str | None = None, heading: str = ""
         if any(len(names) >= 2 for names in by_test.values()):     # one test, several runs
             runs = {i: _run(n, list(tests)) for i, n in named.items() if n}
     if tests:                                           # tests as columns
+        depth = next((i for i, h in enumerate(header) if DEPTH.match(cell_text(h))), None)
         for index, row in t.body:
-            labels = _labels(header, row, skip=set(tests))
+            labels = _labels(header, row, skip={*tests, *([depth] if depth is not None else [])})
+            at = _depth(row, depth)
             for i, test in tests.items():
                 rate = _rate_at(row, header, i)
                 if rate is not None:
+                    test = {**test, "n_depth": at} if at and not test["n_depth"] else test
                     out.append((index, _merged(labels, test, rate, runs.get(i))))
         return out or None
     rates = [i for i, h in enumerate(header) if RATE.search(cell_text(h))]
@@ -331,6 +334,7 @@ def _results(t: Table, command: str | None = None, heading: str = ""
         return out or None
     if first and all(first):                            # tests as rows, runs as columns
         runs = [i for i in range(1, len(header)) if not _is_spread(header, i)
+                and not DIFFERENCE.search(cell_text(header[i]))      # (`speedup`, `Δ`)
                 and any(_rate_at(row, header, i) for _, row in t.body)]
         for (index, row), test in zip(t.body, first):
             for i in runs:
@@ -350,6 +354,19 @@ def _results(t: Table, command: str | None = None, heading: str = ""
     return None
 
 
+# A column of the depth the tests ran at (llama-bench's `-d`): `| Depth | PP (t/s) | TG (t/s) |`.
+DEPTH = re.compile(r"^(?:n_depth|depth|context depth|ctx depth|kv depth|prefilled context)$",
+                   re.I)
+
+
+def _depth(row: list[str], column: int | None) -> int:
+    """The depth a row's depth cell gives (`4096`, `d4096`, `4k`), 0 for none."""
+    if column is None or column >= len(row):
+        return 0
+    match = re.fullmatch(r"d?\s*(\d+)\s*([kK])?", cell_text(row[column]).replace(",", ""))
+    return int(match.group(1)) * (1024 if match.group(2) else 1) if match else 0
+
+
 def _heading_test(heading: str) -> dict[str, int] | None:
     """The one test a heading or label over a table names (`Results, tg128`), None when it
     names none or several."""
@@ -365,6 +382,8 @@ def _run(header: str, columns: list[int]) -> dict[str, Any]:
         return {}
     if COMMIT.match(name):      # compare-llama-bench.py's `t/s 0c1e570`: a build per column
         return {"label": name, "build_commit": name}
+    if number := BUILD_NUMBER.match(name):      # (`| test | b4500 | b5600 |`: a build each)
+        return {"label": name, "build_number": int(number.group(1))}
     quant = QUANT_WORD.fullmatch(name)      # (`F16 PP [t/s] | Q4_0 PP [t/s]`: a file type each)
     return {"label": name, **({"backends": b} if (b := _named_backend(name)) else {}),
             **({"model_ftype": quant.group("quant")} if quant else {})}
