@@ -88,65 +88,55 @@ def test_a_run_says_it_was_read_by_its_header_words(tmp_path):
     assert len(reasons) == 2 and all("by its header words" in r for r in reasons)
 
 
-def test_runs_named_in_the_metric_headers_are_a_run_each_per_row(tmp_path):
-    note = tmp_path / "routing.md"
-    note.write_text("| Rate | k8s TTFT mean (ms) | llm-d TTFT mean (ms) | k8s TTFT p90 (ms) "
-                    "| llm-d TTFT p90 (ms) |\n|---|---|---|---|---|\n"
-                    "| 3 | 629 | 213 | 1,014 | 243 |\n| 10 | 926 | 213 | 1,655 | 295 |\n")
-    db = tmp_path / "r.db"
+def read_note(tmp_path, text: str, sql: str) -> list[dict]:
+    """``sql``'s rows once a note holding ``text`` is ingested."""
+    note = tmp_path / "note.md"
+    note.write_text(text)
+    db = tmp_path / "note.db"
     ingest_into(db, note)
-    assert rows(db, "SELECT label, request_rate, mean_ttft_ms, p90_ttft_ms FROM serving_runs "
-                    "ORDER BY rowid") == [
-        {"label": "k8s", "request_rate": 3.0, "mean_ttft_ms": 629.0, "p90_ttft_ms": 1014.0},
-        {"label": "llm-d", "request_rate": 3.0, "mean_ttft_ms": 213.0, "p90_ttft_ms": 243.0},
-        {"label": "k8s", "request_rate": 10.0, "mean_ttft_ms": 926.0, "p90_ttft_ms": 1655.0},
-        {"label": "llm-d", "request_rate": 10.0, "mean_ttft_ms": 213.0, "p90_ttft_ms": 295.0}]
+    return rows(db, sql)
+
+
+RUNS = "SELECT label, {} FROM serving_runs ORDER BY rowid"
+
+
+def test_runs_named_in_the_metric_headers_are_a_run_each_per_row(tmp_path):
+    text = ("| Rate | k8s TTFT mean (ms) | llm-d TTFT mean (ms) | k8s TTFT p90 (ms) "
+            "| llm-d TTFT p90 (ms) |\n|---|---|---|---|---|\n"
+            "| 3 | 629 | 213 | 1,014 | 243 |\n| 10 | 926 | 213 | 1,655 | 295 |\n")
+    got = read_note(tmp_path, text, RUNS.format("request_rate, mean_ttft_ms, p90_ttft_ms"))
+    assert [tuple(r.values()) for r in got] == [
+        ("k8s", 3.0, 629.0, 1014.0), ("llm-d", 3.0, 213.0, 243.0),
+        ("k8s", 10.0, 926.0, 1655.0), ("llm-d", 10.0, 213.0, 295.0)]
 
 
 def test_a_cell_of_labelled_figures_one_a_line_is_a_run(tmp_path):
-    note = tmp_path / "lab.md"
-    note.write_text(
-        "| Case | baseline | Optimized |\n|---|---|---|\n"
-        "| **ShareGPT** | Total TPS: 9743.28<br>Mean TPOT(ms): 48.57 | Total TPS: 10919.92 "
-        "<span style=\"color:green;\">(+12.1%)</span><br/>Mean TPOT(ms): 43.25 |\n")
-    db = tmp_path / "lab.db"
-    ingest_into(db, note)
-    assert rows(db, "SELECT label, total_token_throughput, mean_tpot_ms FROM serving_runs "
-                    "ORDER BY rowid") == [
-        {"label": "ShareGPT baseline", "total_token_throughput": 9743.28, "mean_tpot_ms": 48.57},
-        {"label": "ShareGPT Optimized", "total_token_throughput": 10919.92,
-         "mean_tpot_ms": 43.25}]
+    text = ("| Case | baseline | Optimized |\n|---|---|---|\n"
+            "| **ShareGPT** | Total TPS: 9743.28<br>Mean TPOT(ms): 48.57 | Total TPS: 10919.92 "
+            "<span style=\"color:green;\">(+12.1%)</span><br/>Mean TPOT(ms): 43.25 |\n")
+    got = read_note(tmp_path, text, RUNS.format("total_token_throughput, mean_tpot_ms"))
+    assert [tuple(r.values()) for r in got] == [("ShareGPT baseline", 9743.28, 48.57),
+                                                ("ShareGPT Optimized", 10919.92, 43.25)]
 
 
 def test_a_table_without_outer_pipes_and_runs_named_by_several_words(tmp_path):
     # (GFM allows a table written without its outer pipes; one metric per run is enough when
     # the headers name the runs beside it)
-    note = tmp_path / "blog.md"
-    note.write_text("## Average Latency\n\nConcurrency | vLLM V0 Avg Lat(s) | vLLM V1 Avg Lat(s) "
-                    "| sglang Avg Lat(s) |\n---|---|---|---|\n5 | 16.98 | 15.75 | 15.00 |\n"
-                    "50 | 26.18 | 22.80 | 23.38 |\n\nThe engines are close.\n")
-    db = tmp_path / "b.db"
-    ingest_into(db, note)
-    assert rows(db, "SELECT label, max_concurrency, mean_e2el_ms FROM serving_runs "
-                    "ORDER BY rowid") == [
-        {"label": "vLLM V0", "max_concurrency": 5, "mean_e2el_ms": 16980.0},
-        {"label": "vLLM V1", "max_concurrency": 5, "mean_e2el_ms": 15750.0},
-        {"label": "sglang", "max_concurrency": 5, "mean_e2el_ms": 15000.0},
-        {"label": "vLLM V0", "max_concurrency": 50, "mean_e2el_ms": 26180.0},
-        {"label": "vLLM V1", "max_concurrency": 50, "mean_e2el_ms": 22800.0},
-        {"label": "sglang", "max_concurrency": 50, "mean_e2el_ms": 23380.0}]
+    text = ("## Average Latency\n\nConcurrency | vLLM V0 Avg Lat(s) | vLLM V1 Avg Lat(s) "
+            "| sglang Avg Lat(s) |\n---|---|---|---|\n5 | 16.98 | 15.75 | 15.00 |\n"
+            "50 | 26.18 | 22.80 | 23.38 |\n\nThe engines are close.\n")
+    got = read_note(tmp_path, text, RUNS.format("max_concurrency, mean_e2el_ms"))
+    assert [tuple(r.values()) for r in got] == [
+        ("vLLM V0", 5, 16980.0), ("vLLM V1", 5, 15750.0), ("sglang", 5, 15000.0),
+        ("vLLM V0", 50, 26180.0), ("vLLM V1", 50, 22800.0), ("sglang", 50, 23380.0)]
 
 
 def test_statistics_in_headers_are_no_run_names(tmp_path):
-    note = tmp_path / "stats.md"
-    note.write_text("| Concurrency | Mean TTFT (ms) | Median TTFT (ms) | P99 TTFT (ms) |\n"
-                    "|---|---|---|---|\n| 8 | 120.5 | 110.2 | 300.9 |\n")
-    db = tmp_path / "s.db"
-    ingest_into(db, note)
-    assert rows(db, "SELECT label, max_concurrency, mean_ttft_ms, median_ttft_ms, p99_ttft_ms "
-                    "FROM serving_runs") == [
-        {"label": None, "max_concurrency": 8, "mean_ttft_ms": 120.5, "median_ttft_ms": 110.2,
-         "p99_ttft_ms": 300.9}]
+    text = ("| Concurrency | Mean TTFT (ms) | Median TTFT (ms) | P99 TTFT (ms) |\n"
+            "|---|---|---|---|\n| 8 | 120.5 | 110.2 | 300.9 |\n")
+    got = read_note(tmp_path, text, RUNS.format(
+        "max_concurrency, mean_ttft_ms, median_ttft_ms, p99_ttft_ms"))
+    assert [tuple(r.values()) for r in got] == [(None, 8, 120.5, 110.2, 300.9)]
 
 
 SPLIT = ("## Average Latency\n\n| Concurrency | vLLM Avg Lat(s) | sglang Avg Lat(s) |\n"
@@ -156,22 +146,13 @@ SPLIT = ("## Average Latency\n\n| Concurrency | vLLM Avg Lat(s) | sglang Avg Lat
 
 
 def test_a_comparison_split_over_tables_is_joined_run_by_run(tmp_path):
-    note = tmp_path / "split.md"
-    note.write_text(SPLIT)
-    db = tmp_path / "split.db"
-    ingest_into(db, note)
-    assert rows(db, "SELECT label, max_concurrency, mean_e2el_ms, output_throughput, line_start, "
-                    "line_end FROM serving_runs ORDER BY rowid") == [
-        {"label": "vLLM", "max_concurrency": 5, "mean_e2el_ms": 16980.0,
-         "output_throughput": 588.62, "line_start": 5, "line_end": 12},
-        {"label": "sglang", "max_concurrency": 5, "mean_e2el_ms": 15000.0,
-         "output_throughput": 666.54, "line_start": 5, "line_end": 12},
-        {"label": "vLLM", "max_concurrency": 50, "mean_e2el_ms": 26180.0,
-         "output_throughput": 2742.96, "line_start": 6, "line_end": 13},
-        {"label": "sglang", "max_concurrency": 50, "mean_e2el_ms": 23380.0,
-         "output_throughput": 3077.68, "line_start": 6, "line_end": 13}]
-    joined = [r["reason"] for r in rows(db, "SELECT reason FROM unparsed_blocks")
-              if "by its place: joined" in r["reason"]]
+    got = read_note(tmp_path, SPLIT, RUNS.format(
+        "max_concurrency, mean_e2el_ms, output_throughput, line_start, line_end"))
+    assert [tuple(r.values()) for r in got] == [
+        ("vLLM", 5, 16980.0, 588.62, 5, 12), ("sglang", 5, 15000.0, 666.54, 5, 12),
+        ("vLLM", 50, 26180.0, 2742.96, 6, 13), ("sglang", 50, 23380.0, 3077.68, 6, 13)]
+    joined = [r["reason"] for r in rows(tmp_path / "note.db", "SELECT reason FROM "
+                                        "unparsed_blocks") if "by its place: joined" in r["reason"]]
     assert len(joined) == 4
 
 
@@ -184,26 +165,17 @@ def test_a_comparison_split_over_tables_is_joined_run_by_run(tmp_path):
     "| 8 | 588.62 | 666.54 |\n| 64 | 2742.96 | 3077.68 |\n",
 ])
 def test_tables_of_other_runs_are_not_joined(tmp_path, second):
-    note = tmp_path / "two.md"
-    note.write_text(SPLIT.split("## Throughput")[0] + "## Again\n\n" + second)
-    db = tmp_path / "two.db"
-    ingest_into(db, note)
-    assert len(rows(db, "SELECT id FROM serving_runs")) == 8
+    text = SPLIT.split("## Throughput")[0] + "## Again\n\n" + second
+    assert len(read_note(tmp_path, text, "SELECT id FROM serving_runs")) == 8
 
 
 def test_a_metric_table_of_one_row_joins_the_comparison_before_it(tmp_path):
-    note = tmp_path / "three.md"
-    note.write_text(
-        "### Throughput\n\n| Metric | With DeepGEMM | Without DeepGEMM |\n|---|---|---|\n"
-        "| **Output Token Throughput** | 288.31 tok/s | 566.84 tok/s |\n"
-        "| **Request Throughput** | 0.30 req/s | 0.60 req/s |\n\n"
-        "### TTFT\n\n| Metric | With DeepGEMM | Without DeepGEMM |\n|---|---|---|\n"
-        "| **Mean TTFT** | 244.24 ms | 258.76 ms |\n")
-    db = tmp_path / "three.db"
-    ingest_into(db, note)
-    assert rows(db, "SELECT label, output_throughput, request_throughput, mean_ttft_ms "
-                    "FROM serving_runs ORDER BY rowid") == [
-        {"label": "With DeepGEMM", "output_throughput": 288.31, "request_throughput": 0.3,
-         "mean_ttft_ms": 244.24},
-        {"label": "Without DeepGEMM", "output_throughput": 566.84, "request_throughput": 0.6,
-         "mean_ttft_ms": 258.76}]
+    text = ("### Throughput\n\n| Metric | With DeepGEMM | Without DeepGEMM |\n|---|---|---|\n"
+            "| **Output Token Throughput** | 288.31 tok/s | 566.84 tok/s |\n"
+            "| **Request Throughput** | 0.30 req/s | 0.60 req/s |\n\n"
+            "### TTFT\n\n| Metric | With DeepGEMM | Without DeepGEMM |\n|---|---|---|\n"
+            "| **Mean TTFT** | 244.24 ms | 258.76 ms |\n")
+    got = read_note(tmp_path, text, RUNS.format(
+        "output_throughput, request_throughput, mean_ttft_ms"))
+    assert [tuple(r.values()) for r in got] == [("With DeepGEMM", 288.31, 0.3, 244.24),
+                                                ("Without DeepGEMM", 566.84, 0.6, 258.76)]
