@@ -17,15 +17,14 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
+from ..experiments.identity import CONTEXT, PROVENANCE
 from ..parsers.base import Parsed
 from .outcome import IngestWarning
 
 # Formats whose runs a comparison may split over tables.
 JOINED_FORMATS = frozenset({"serving_retyped", "sglang_one_batch_retyped"})
-# Where a row was read and what was around it: never compared.
-PLACE = frozenset({"id", "source_id", "line_start", "line_end", "raw_text", "section", "label",
-                   "tags", "format", "extra", "command", "namespace", "engine", "launch_id",
-                   "run_id"})
+# Where a row was read and what was around it: never compared (as between sightings).
+PLACE = frozenset(PROVENANCE + CONTEXT)
 
 
 def joinable(item: Any) -> bool:

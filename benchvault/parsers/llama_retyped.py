@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..reading.tablecells import DIFFERENCE, Table, cell_number, cell_text, table
+from ..reading.tablecells import CELL_REMARK, DIFFERENCE, Table, cell_number, cell_text, table
 from ..schemas.llama_bench import LlamaBenchResult
 from .base import Block, Parsed, Problem, claimed_table
 from .grammar import snake_name
@@ -69,8 +69,6 @@ LABEL_WORDS = (
     (re.compile(r"^(?:threads|n_threads)$", re.I), "n_threads"),
     (re.compile(r"^(?:gpu layers|n_gpu_layers)$", re.I), "n_gpu_layers"),
 )
-# A remark in brackets after a cell's value (`0 (all GPU)`, `48 (= --cpu-moe)`).
-CELL_REMARK = re.compile(r"\s*[(\[][^()\[\]]*[)\]]\s*$")
 # llama-bench fields no label column gives (its result, where and how it was read).
 NOT_LABELS = {"id", "extra", "env", "source_id", "line_start", "line_end", "raw_text", "section",
               "label", "tags", "format", "avg_ts", "stddev_ts", "avg_ns", "stddev_ns",
@@ -94,7 +92,7 @@ SPREAD = re.compile(r"(?<![a-z])(?:sd|std|stdev|stddev|std\.? ?dev|standard devi
 LOOSE_BUILD = re.compile(r"^([0-9a-f]{6,40})\s*\(([^()]*)\)$")   # `137435ff (8!92)`
 PLUS_MINUS = re.compile(r"\s*(?:±|\+/-|\+-)\s*")      # between a mean and its spread
 # A number and a remark after it that holds no digit (`215.3 ✓`, `16.80 ← regression`).
-REMARK = re.compile(r"^([~≈]?\s*[-+−]?[\d.,]*\d)\s+([^\d\s][^\d]*)$")
+WORDS_AFTER = re.compile(r"^([~≈]?\s*[-+−]?[\d.,]*\d)\s+([^\d\s][^\d]*)$")
 # A build number written without its `b` among a build cell's words (`ik 4706 (70ea1522)`).
 BARE_NUMBER = re.compile(r"(?<![\w.-])b?(\d{3,5})(?![\w.-])")
 
@@ -153,7 +151,7 @@ def _rate(text: str, name: str = "") -> dict[str, Any] | None:
     out: dict[str, Any] = {}
     for key, part in zip(("avg_ts", "stddev_ts"), parts[:2]):
         value, _ = cell_number(part)
-        if value is None and (remark := REMARK.match(part)):     # (`16.80 ← regression`)
+        if value is None and (remark := WORDS_AFTER.match(part)):    # (`16.80 ← regression`)
             value, _ = cell_number(remark.group(1))
         if value is not None:
             out[key] = value
@@ -497,10 +495,9 @@ def build(block: Block) -> list[Parsed | Problem]:
         line = block.line_start + index
         raw = "\n".join([block.lines[0], block.lines[index]])
         unread = values.pop("_unread", [])
-        fields = {k: v for k, v in shared.items()
-                  if k not in values or k == "model_ftype" and values[k] is None}
-        if fields.get("model_ftype") is not None:
+        if values.get("model_ftype") is None:   # (none in the row: the heading's or command's)
             values.pop("model_ftype", None)
+        fields = {k: v for k, v in shared.items() if k not in values}
         try:
             row = LlamaBenchResult(**fields, **values, line_start=line, line_end=line,
                                    raw_text=raw)

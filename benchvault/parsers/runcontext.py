@@ -159,14 +159,14 @@ def serving_context(context: Context, printed_backend: str | None = None) -> dic
     command = None
     if bench is not None:
         command = parse_command(bench.text, BENCH_COMMANDS["serving_bench"])
-        if command is not None:
-            row["command"] = command.text
-            # A value flag printed without its value (`--model` last on a line the paste
-            # lost the rest of) says nothing about that value.
-            row.update({k: v for k, v in unabbreviated(command.args, CLIENT_KEYS).items()
-                        if k in RUN_KEYS and (v is not True or k in BOOLEAN_FLAGS)})
     arguments: dict[str, Any] = unabbreviated(command.args, CLIENT_KEYS) \
         if command is not None else {}
+    if command is not None:
+        row["command"] = command.text
+        # A value flag printed without its value (`--model` last on a line the paste lost the
+        # rest of) says nothing about that value.
+        row.update({k: v for k, v in arguments.items()
+                    if k in RUN_KEYS and (v is not True or k in BOOLEAN_FLAGS)})
     row.update(_printed_values(context))
     if context.namespace is not None:
         try:

@@ -34,7 +34,8 @@ from typing import Any
 
 import os
 
-from ..reading.tablecells import DIFFERENCE, Table, cell_number, cell_text, cells, table
+from ..reading.tablecells import (CELL_REMARK, DIFFERENCE, Table, cell_number, cell_text,
+                                  cells, table)
 from ..schemas.models import LatencyStat, ServingRun, fields_of
 from . import published_markdown
 from .base import Block, Parsed, Problem, claimed_table, half_unit
@@ -43,8 +44,6 @@ from .runcontext import engine_named_in, infer_engine, serving_context
 from .vocabulary import load
 
 PAREN = re.compile(r"\(([^()]*)\)")
-# A cell's trailing remark: `101.2 (-16%)`, `12.9 [+10%]`.
-REMARK = re.compile(r"\s*[(\[][^()\[\]]*[)\]]\s*$")
 
 METRICS = (
     (re.compile(r"\bttft\b|time to first token|first.?token"), "ttft"),
@@ -204,8 +203,8 @@ def number(text: str) -> tuple[float | None, str | None]:
     """A cell's number and the unit printed in it: `1,234.5`, `**12.9**`, `120 ms`,
     `878.31 ± 4.11`, `101.2 (-16%)`."""
     value, unit = cell_number(text)
-    if value is None and REMARK.search(text):
-        value, unit = cell_number(REMARK.sub("", text))
+    if value is None and CELL_REMARK.search(text):
+        value, unit = cell_number(CELL_REMARK.sub("", text))
     return value, unit
 
 
@@ -225,8 +224,7 @@ def _row_runs(t: Table) -> list[Run] | None:
     """Metrics as row labels: the runs, one per column of numbers (one in all when the
     columns are statistics); None when the first column names too few metrics."""
     names = [row[0] if row else "" for _, row in t.body]
-    need = 1 if t.header and METRIC_HEADER.match(cell_text(t.header[0])) else 2
-    if sum(bool(m and m.measured) for m in map(meaning, names)) < need:
+    if sum(bool(m and m.measured) for m in map(meaning, names)) < (1 if _metric_rows(t) else 2):
         return None
     header = t.header
     width = max(len(header), *(len(row) for _, row in t.body))
@@ -346,7 +344,7 @@ def runs(lines: list[str]) -> list[Run] | None:
     # numbers under the metrics: at least two measured cells of one run read as numbers (one,
     # when the headers name the runs beside the metric, or the first column is headed
     # `Metric`: the table compares runs on it)
-    metric_rows = METRIC_HEADER.match(cell_text(t.header[0]) if t.header else "") is not None
+    metric_rows = _metric_rows(t)
     for run in found:
         measured = [text for name, text, _ in run.cells
                     if (m := meaning(name)) is not None and m.measured]
@@ -357,6 +355,11 @@ def runs(lines: list[str]) -> list[Run] | None:
 
 
 METRIC_HEADER = re.compile(r"^metrics?$", re.I)
+
+
+def _metric_rows(t: Table) -> bool:
+    """The first column is headed `Metric`: its rows name metrics, its columns runs."""
+    return bool(t.header) and METRIC_HEADER.match(cell_text(t.header[0])) is not None
 
 
 def resembles(lines: list[str], context: Any = None) -> bool:

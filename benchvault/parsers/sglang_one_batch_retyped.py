@@ -31,7 +31,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from ..reading.tablecells import NUMBER_CELL_RE, Table, cell_text, table
+from ..reading.tablecells import Table, cell_number, cell_text, printed_number, table
 from .base import Block, Parsed, Problem, claimed_table
 from .grammar import snake_name
 from .offlinecontext import Case, case_rows, offline_context
@@ -112,12 +112,6 @@ def claims(lines: list[str], context: Any = None) -> bool:
     return t is not None and _ours(context) and _columns(t, _heading(context)) is not None
 
 
-def _printed(text: str) -> str | None:
-    """The number a cell prints, as printed (`7,656` → `7656`), None when it holds none."""
-    match = NUMBER_CELL_RE.match(cell_text(text))
-    return match.group("number").replace(",", "") if match else None
-
-
 def build(block: Block) -> list[Parsed | Problem]:
     t = table(block.lines)
     columns = _columns(t, _heading(block.context)) if t is not None else None
@@ -131,13 +125,13 @@ def build(block: Block) -> list[Parsed | Problem]:
         for i, text in enumerate(row[:len(header)]):
             if i in columns:
                 column, in_ms = columns[i]
-                printed = _printed(text)
+                printed, _ = printed_number(cell_text(text))
                 if printed is not None and in_ms:       # (in seconds, as printed: 7.02 → 0.00702)
                     printed = str(Decimal(printed).scaleb(-3))
                 if printed is not None:
                     case.put(column, printed, at, header[i])
-            elif (printed := _printed(text)) is not None and header[i]:
-                case.extra[snake_name(header[i])] = float(printed)
+            elif header[i] and (value := cell_number(cell_text(text))[0]) is not None:
+                case.extra[snake_name(header[i])] = value
         if "batch_size" in case.fields and len(case.fields) > 1:
             cases.append(case)
     if not cases:

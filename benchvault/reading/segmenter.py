@@ -143,7 +143,7 @@ def plain_label(text: str) -> str | None:
     """The name a short plain line gives a fenced result right under it (`upstream tp1`,
     `kimi2.7`): a few words, no sentence's end, no command."""
     name = text.strip()
-    if not name or name.lower().startswith(COMMAND_HINTS + ("python", "$", "cd ", "export ")) \
+    if not name or name.lower().startswith(("python", "$", "cd ", "export ")) \
             or any(hint in name.lower() for hint in COMMAND_HINTS):
         return None
     return label_line(name + ":")

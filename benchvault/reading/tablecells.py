@@ -30,6 +30,8 @@ NUMBER_CELL_RE = re.compile(
     r"\s*(?P<unit>%|[A-Za-zµ]{1,6}(?:/[A-Za-z]{1,4})?)?"
     r"\s*(?:(?:±|\+/-|\+-)\s*\d*[.,]?\d+\s*%?)?$")
 DECIMAL_COMMA = re.compile(r"^[-+−]?\d+,(?!\d{3}(?!\d))\d+$")
+# A writer's remark in brackets after a cell's value (`101.2 (-16%)`, `0 (all GPU)`).
+CELL_REMARK = re.compile(r"\s*[(\[][^()\[\]]*[)\]]\s*$")
 UNIT_WORD_RE = re.compile(r"^(?:%|[A-Za-zµ]{1,5}(?:/[A-Za-z]{1,4})?)$")
 PAREN_RE = re.compile(r"\(([^()]*)\)\s*$")
 # Header words that name a unit when the header has no `(unit)`.
@@ -58,15 +60,21 @@ def cell_text(raw: str) -> str:
     return SPACES_RE.sub(" ", text.replace("\u00a0", " ")).strip()
 
 
-def cell_number(text: str) -> tuple[float | None, str | None]:
-    """(number, unit printed in the cell) or (None, None) when the cell is not a number."""
+def printed_number(text: str) -> tuple[str | None, str | None]:
+    """(the number a cell prints, as Python writes it: `7,656` → `7656`, `199,8` → `199.8`;
+    the unit printed in the cell), or (None, None) when the cell is not a number."""
     match = NUMBER_CELL_RE.match(text)
     if match is None:
         return None, None
-    text = match.group("number")
-    text = text.replace(",", ".") if DECIMAL_COMMA.match(text) else text.replace(",", "")
-    number = float(text.replace("−", "-"))
-    return number, match.group("unit")
+    number = match.group("number")
+    number = number.replace(",", ".") if DECIMAL_COMMA.match(number) else number.replace(",", "")
+    return number.replace("−", "-"), match.group("unit")
+
+
+def cell_number(text: str) -> tuple[float | None, str | None]:
+    """(number, unit printed in the cell) or (None, None) when the cell is not a number."""
+    number, unit = printed_number(text)
+    return (None, None) if number is None else (float(number), unit)
 
 
 def header_unit(header: str) -> str | None:
