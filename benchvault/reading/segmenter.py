@@ -23,6 +23,7 @@ from .embedded import Embedded, Openers, Region
 from .fastlane import FastLane
 from .glyphs import split_joined
 from .inlinecode import code_spans
+from .literals import any_of
 from .wrap import (WRAP_BREAK, Pane, at_edge, cut_in_token, joined, parted_flag, printed_widths,
                    ragged_joined, ragged_readings, readings)
 from ..parsers.runcontext import LAUNCH_COMMANDS
@@ -367,8 +368,7 @@ class Segmenter:
         self.run_commands = {kind for fmt in self.formats for kind in fmt.commands}
         self.preambles = [f.preamble for f in self.formats if f.preamble is not None]
         # One search says whether any block format could start on a line (most lines: none).
-        self.start_hint = re.compile("|".join(re.escape(m) for f in self.formats
-                                              for m in f.markers))
+        self.start_hint = any_of(m for f in self.formats for m in f.markers)
         self.ctx = Context(path=path, tags=dict(tags or {}))
         # A plain log is program output throughout: its tables are tool output, not published.
         self.ctx.fenced = not self.markdown
@@ -388,7 +388,7 @@ class Segmenter:
         self.block_open: Callable[[], bool] = lambda: False
         self.wrap_markers = tuple({m for f in self.line_formats for m in f.markers})
         # (one search in C, not a loop over every marker: asked of every short line of a note)
-        self.wrap_marker_re = re.compile("|".join(map(re.escape, sorted(self.wrap_markers))))
+        self.wrap_marker_re = any_of(self.wrap_markers)
         self.wrap_cuts: list[tuple[int, int, str]] = []   # wraps no joining reads
         # The longest line-format line read whole since the last fence or heading: a terminal
         # that printed it unwrapped is wider than any shorter line, which was not cut then.
