@@ -14,7 +14,7 @@ from .errors import BenchvaultError, ExitCode, bad_database, busy, cannot_write
 # PRAGMA user_version of the warehouses this benchvault writes; a higher one is refused (its
 # tables may mean something this version does not know), a lower one (0: before versions
 # were kept) is brought up to date by store.ensure_schema.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 SQLITE_HEADER = b"SQLite format 3\x00"
 DEFAULT_BUSY_TIMEOUT_S = 600.0   # concurrent ingests wait for each other's per-file transactions
 

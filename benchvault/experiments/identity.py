@@ -179,7 +179,8 @@ def _offline() -> Identity:
     config = ("model", "batch_size", "input_len", "output_len", "tensor_parallel_size",
               "dtype", "quantization", "kv_cache_dtype", "num_prompts", "dataset_name",
               "n_sequences", "use_beam_search", "backend", "num_iters", "num_iters_warmup",
-              "max_model_len")
+              "max_model_len", "n_kv", "n_kv_max", "n_batch", "n_ubatch", "n_gpu_layers",
+              "n_threads", "n_threads_batch", "flash_attn", "is_pp_shared", "is_tg_separate")
     skip = set(PROVENANCE) | set(WAREHOUSE) | set(CONTEXT) | set(config) | {
         "tool", "phase", "run_name"}
     # A vLLM latency or throughput JSON says neither batch size nor lengths, and no figure is

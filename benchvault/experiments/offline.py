@@ -30,8 +30,14 @@ if TYPE_CHECKING:
     import sqlite_utils
 
 CONFIG_FIELDS = ("engine", "tool", "hardware", "model", "tensor_parallel_size", "quantization",
-                 "dtype", "batch_size", "input_len", "output_len", "num_prompts", "tags")
+                 "dtype", "batch_size", "input_len", "output_len", "num_prompts", "n_kv",
+                 "n_ubatch", "flash_attn", "is_pp_shared", "tags")
 GROUP_FIELDS = ("model_family", "hardware", "input_len", "output_len")
+
+
+# llama.cpp's settings: in a configuration only when a case printed them (a key without
+# them is the key it always was).
+LLAMA_SETTINGS = ("n_kv", "n_ubatch", "flash_attn", "is_pp_shared")
 
 
 def configuration(run: Mapping[str, Any], source_name: str | None = None) -> dict[str, Any]:
@@ -39,7 +45,9 @@ def configuration(run: Mapping[str, Any], source_name: str | None = None) -> dic
     tags = tags_of(run.get("tags"))
     texts = context_texts(run.get("label"), run.get("section"))
     model = run.get("model")
-    return {
+    settings = {name: _int(run.get(name)) for name in LLAMA_SETTINGS
+                if _int(run.get(name)) is not None}
+    return settings | {
         "engine": run.get("engine") or "unknown",
         "tool": run.get("tool"),
         "hardware": hardware_of(tags, run.get("label"), run.get("section"), source_name),

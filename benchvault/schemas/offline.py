@@ -33,8 +33,8 @@ class OfflineRun(Provenance):
     __description__ = ("One row per offline benchmark case: vLLM `vllm bench latency` / "
                        "benchmark_latency.py and `vllm bench throughput` / "
                        "benchmark_throughput.py, SGLang bench_one_batch (bench_latency), "
-                       "bench_one_batch_server and bench_offline_throughput.  Latencies in "
-                       "seconds.")
+                       "bench_one_batch_server and bench_offline_throughput, llama.cpp "
+                       "llama-batched-bench and llama-sweep-bench.  Latencies in seconds.")
     __facets__ = ("engine", "tool", "model", "batch_size", "phase", "source_id")
     __foreign_keys__ = (("source_id", "sources", "id"),
                         ("config_id", "offline_configurations", "id"),
@@ -112,6 +112,29 @@ class OfflineRun(Provenance):
     overall_throughput: float | None = col("Prompt and output tokens of the batch over the "
                                            "total latency.", "tok/s", better="higher",
                                            label="Total tok/s")
+    # llama.cpp llama-batched-bench / llama-sweep-bench (their JSONL keys where no column above
+    # holds the quantity: pp, tg, pl, t_pp, speed_pp, t, speed are the columns above)
+    decode_latency: float | None = col("Time of every decode step of the batch (llama "
+                                       "`T_TG s`, JSONL `t_tg`).", "s", better="lower",
+                                       label="Decode total (s)")
+    decode_throughput: float | None = col("Tokens the batch generated over decode_latency "
+                                          "(llama `S_TG t/s`, JSONL `speed_tg`).", "tok/s",
+                                          better="higher", label="Decode total tok/s")
+    n_kv: int | None = col("KV cache cells the case used (llama-batched-bench `N_KV`: B×(PP+TG), "
+                           "PP+B×TG with a shared prompt); llama-sweep-bench: the context "
+                           "already in the cache when the case ran.", "tokens")
+    n_kv_max: int | None = col("KV cache size the program had (llama `n_kv_max`, `-c`).",
+                               "tokens")
+    n_batch: int | None = col("Logical batch size (llama `-b`).", "tokens")
+    n_ubatch: int | None = col("Physical batch size (llama `-ub`).", "tokens")
+    n_gpu_layers: int | None = col("Layers offloaded to the GPU (llama `-ngl`).", "layers")
+    n_threads: int | None = col("CPU threads for generation (llama `-t`).", "threads")
+    n_threads_batch: int | None = col("CPU threads for prompt processing (llama `-tb`).",
+                                      "threads")
+    flash_attn: int | None = col("Flash attention (llama `-fa`): 1 on, 0 off, -1 auto.")
+    is_pp_shared: bool | None = col("One prompt shared by the batch's sequences (llama `-pps`).")
+    is_tg_separate: bool | None = col("Generation timed per sequence (llama-batched-bench "
+                                      "`is_tg_separate`, 2026 builds).")
     # bench_one_batch_server
     ttft: float | None = col("Time to the batch's first token (bench_one_batch_server `ttft`).",
                              "s", better="lower", label="TTFT (s)")
@@ -206,7 +229,8 @@ class OfflineGroup(Row):
 
 # Metrics a configuration summarises over its repeats.
 OFFLINE_METRICS = ("prefill_latency", "prefill_throughput", "median_decode_latency",
-                   "median_decode_throughput", "total_latency", "overall_throughput",
+                   "median_decode_throughput", "decode_latency", "decode_throughput",
+                   "total_latency", "overall_throughput",
                    "avg_latency", "requests_per_second", "tokens_per_second",
                    "output_tokens_per_second")
 
@@ -232,6 +256,11 @@ class OfflineConfigurationBase(Row):
     input_len: int | None = col("Prompt length.", "tokens", label="Input len")
     output_len: int | None = col("Output length.", "tokens", label="Output len")
     num_prompts: int | None = col("Prompts of an offline throughput run.", "prompts")
+    n_kv: int | None = col("llama-sweep-bench's context depth, llama-batched-bench's KV cells.",
+                           "tokens")
+    n_ubatch: int | None = col("Physical batch size (llama `-ub`).", "tokens")
+    flash_attn: int | None = col("Flash attention (llama `-fa`).")
+    is_pp_shared: bool | None = col("One prompt shared by the batch (llama `-pps`).")
     tags: dict[str, str] | None = col("`--tag` pairs of the runs.")
     n: int | None = col("Runs of this configuration (repeats); empty while an ingest has yet "
                         "to count them.", "runs", label="n")
