@@ -110,7 +110,7 @@ LATENCY_NAMES = {
     "itl": "inter-token latency",
     "e2el": "end-to-end request latency",
 }
-LATENCY_COLUMN_STATS = ("mean", "median", "std", "p90", "p95", "p99", "max")
+LATENCY_COLUMN_STATS = ("mean", "median", "std", "p25", "p50", "p75", "p90", "p95", "p99", "max")
 
 
 def _latency_fields() -> dict[str, Any]:
