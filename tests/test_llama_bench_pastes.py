@@ -241,3 +241,62 @@ def test_builds_as_run_columns_a_speedup_column_and_a_depth_column(tmp_path):
         ("tg128", "b4500", 4500, 0, 50.3), ("tg128", "b5600", 5600, 0, 55.4),
         ("pp512", None, None, 0, 1200.0), ("tg128", None, None, 0, 80.0),
         ("pp512 @ d4096", None, None, 4096, 1000.0), ("tg128 @ d4096", None, None, 4096, 70.0)]
+
+
+def test_a_row_with_a_cell_more_than_its_header_keeps_its_model_test_and_rate(tmp_path):
+    """A header that lost a column (a fork's printer, a column deleted by hand): the model
+    columns and the test and t/s are read from either end, the settings between are not."""
+    header = HEADER.replace("| fa |", "| n_ubatch | fa |")
+    rows = [row.replace("|  99 |  1 |", "|  99 |   2048 |   2048 |  1 |") for row in ROWS]
+    got, warnings = read(tmp_path, "\n".join([header, RULE.replace("| -: |", "| --: | -: |"),
+                                             *rows]) + "\n")
+    assert [(r.model_type, r.backends, r.test, r.avg_ts, r.stddev_ts) for r in got] == [
+        ("llama 8B Q4_K - Medium", "CUDA", "pp512", 5012.77, 21.40),
+        ("llama 8B Q4_K - Medium", "CUDA", "tg128", 152.31, 0.26)]
+    assert all(r.n_ubatch is None and r.flash_attn is None for r in got)
+    assert [line for line, _ in warnings] == [3, 4]
+    assert all("row has 10 cells, the header has 9" in reason for _, reason in warnings)
+
+
+NOTE_PROSE = """\
+## Strix Halo, Vulkan
+
+- **GPU:** Radeon 8060S (gfx1151) · **CPU:** Ryzen AI MAX+ 395
+- llama.cpp b9876 with `-fa 1 -ub 512`, 16 threads
+
+### Results
+
+| Model | pp512 | tg128 |
+|---|---|---|
+| Qwen3-8B Q4_K_M | 1234.5 | 45.6 |
+"""
+
+
+def test_what_a_notes_prose_states_fills_what_the_table_does_not(tmp_path):
+    got, _ = read(tmp_path, NOTE_PROSE, "note.md")
+    assert {(r.test, r.avg_ts) for r in got} == {("pp512", 1234.5), ("tg128", 45.6)}
+    assert {(r.backends, r.build_number, r.flash_attn, r.n_ubatch, r.n_threads, r.gpu_info,
+             r.gpu_arch, r.cpu_info) for r in got} == {
+        ("Vulkan", 9876, 1, 512, 16, "Radeon 8060S", "gfx1151", "Ryzen AI MAX+ 395")}
+
+
+def test_prose_that_states_two_values_states_neither(tmp_path):
+    text = NOTE_PROSE.replace("llama.cpp b9876 with", "b9876 against b9901, both with") \
+        .replace("## Strix Halo, Vulkan", "## Vulkan against ROCm")
+    got, _ = read(tmp_path, text, "note.md")
+    assert got and all(r.build_number is None and r.backends is None for r in got)
+    assert all(r.flash_attn == 1 for r in got)      # (stated once)
+
+
+def test_a_bare_cpu_in_prose_is_no_backend_but_cpu_only_is(tmp_path):
+    text = NOTE_PROSE.replace("## Strix Halo, Vulkan", "## MoE experts on CPU")
+    got, _ = read(tmp_path, text, "note.md")
+    assert got and all(r.backends is None for r in got)
+    got, _ = read(tmp_path, text.replace("experts on CPU", "CPU-only run"), "note2.md")
+    assert got and all(r.backends == "CPU" for r in got)
+
+
+def test_prose_gives_way_to_the_command(tmp_path):
+    text = NOTE_PROSE.replace("### Results", "### Results\n\n`llama-bench -m q.gguf -fa 0 -t 8`")
+    got, _ = read(tmp_path, text, "note.md")
+    assert got and all(r.flash_attn == 0 and r.n_threads == 8 for r in got)

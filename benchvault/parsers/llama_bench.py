@@ -108,6 +108,12 @@ FLAG_FIELDS = {
     "nopo": "no_op_offload", "no_op_offload": "no_op_offload", "noh": "no_host", "no_host": "no_host",
     "C": "cpu_mask", "cpu_mask": "cpu_mask", "cpu_strict": "cpu_strict", "poll": "poll",
 }
+# A backend's name as people write it → llama-bench's `backends` spelling.
+BACKENDS = {"cuda": "CUDA", "rocm": "ROCm", "hip": "ROCm", "vulkan": "Vulkan", "metal": "Metal",
+            "cpu": "CPU", "sycl": "SYCL", "blas": "BLAS", "opencl": "OpenCL", "cann": "CANN",
+            "musa": "MUSA", "rpc": "RPC", "kompute": "Kompute"}
+# A llama-bench flag with its value written in a cell or in prose (`-ngl 99`, `--n-cpu-moe 48`).
+CELL_FLAG = re.compile(r"(?:^|[\s(\[`])--?(?P<flag>[a-z][\w-]*)[\s=]+(?P<value>[^\s,;()`-][^\s,;()`]*)")
 PROMPT_SYMBOLS = re.compile(r"[^\w\s\x21-\x7e]+")
 MODEL_FLAG = re.compile(r"(?:^|\s)(?:-m|--model)(?:\s+|=)(\S+)")
 SIZE_FACTORS = {"B": 1, "KiB": 2 ** 10, "MiB": 2 ** 20, "GiB": 2 ** 30, "TiB": 2 ** 40}
@@ -419,6 +425,61 @@ def command_context(context: Context) -> dict[str, Any]:
     return out
 
 
+# What a note's prose says of the runs in words: a build (`b10064`, `build d48a56eff (9430)`),
+# a thread count, a labelled device (`GPU: Intel Arc B580`, `**Card:** RX 9070 XT (gfx1201)`).
+PROSE_BUILD_NUMBER = re.compile(r"(?<![\w.-])b(\d{4,5})(?![\w.])")
+PROSE_BUILD = re.compile(r"\bbuild[:\s]+`?([0-9a-f]{7,12})`?\s*\((\d+)\)", re.I)
+PROSE_CPU_ONLY = re.compile(r"\bCPU[- ]only\b|\bpure CPU\b|\bCPU backend\b", re.I)
+PROSE_THREADS = re.compile(r"(?<![\w.])(\d{1,3})\s*threads\b|\bthreads\s*[=:]\s*(\d{1,3})\b", re.I)
+PROSE_DEVICE = re.compile(r"(?:^|[·|;]\s*|[-*+]\s+)\**\s*(?P<what>GPU|CPU|Card|Processor)s?\s*\**"
+                          r"\s*[:：]\s*\**\s*(?P<name>[^·|;,(*]+?)\s*(?:\((?P<arch>gfx\w+|sm_?\d+)\))?"
+                          r"\s*(?=[·|;,(*]|$)", re.I)
+
+
+def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """What a note's prose around a table (``Context.prose``) states of every run in it, when
+    it states one value: llama-bench's flags (`-t 8`, `-fa on`), its build, its thread count, a
+    labelled GPU or CPU, its one backend.  A value stated twice differently states none."""
+    text = " ".join(line.strip().strip("*") for line in lines)
+    stated: dict[str, set] = {}
+
+    def state(field: str, value: Any) -> None:
+        stated.setdefault(field, set()).add(value)
+
+    for match in CELL_FLAG.finditer(text):
+        field = FLAG_FIELDS.get(match.group("flag").replace("-", "_"))
+        if field is not None:
+            try:
+                state(field, typed(field, match.group("value")))
+            except ValueError:
+                state(field, None)
+    for match in PROSE_THREADS.finditer(text):
+        state("n_threads", int(match.group(1) or match.group(2)))
+    builds = set(PROSE_BUILD_NUMBER.findall(text))
+    for commit, number in PROSE_BUILD.findall(text):
+        state("build_commit", commit)
+        builds.add(number)
+    for number in builds:
+        state("build_number", int(number))
+    for line in lines:
+        for match in PROSE_DEVICE.finditer(line):
+            field = "cpu_info" if match.group("what").lower() in ("cpu", "processor") \
+                else "gpu_info"
+            state(field, match.group("name").strip().strip("*` "))
+            if match.group("arch") and field == "gpu_info":
+                state("gpu_arch", match.group("arch"))
+    # (a bare `CPU` is no backend in prose: `experts on CPU`, `CPU offload`)
+    words = {BACKENDS.get(w.lower()) for w in re.findall(r"[A-Za-z]+", text) if w.lower() != "cpu"}
+    if PROSE_CPU_ONLY.search(text):
+        words.add("CPU")
+    words.discard(None)
+    words.discard("BLAS")
+    if len(words) == 1:
+        stated["backends"] = words
+    return {field: next(iter(values)) for field, values in stated.items()
+            if len(values) == 1 and None not in values}
+
+
 def run_context(context: Context) -> dict[str, Any]:
     """Fields every row of one table shares, from what was around it."""
     row: dict[str, Any] = {"section": context.section_text, "label": context.label_or_heading,
@@ -426,6 +487,9 @@ def run_context(context: Context) -> dict[str, Any]:
     row.update(command_context(context))
     row.update(gpu_context(context.printed))
     row.update(build_from(context.printed.get("build")))
+    # what the note's prose states, where the command and the printed lines say nothing
+    for field, value in stated_in_prose((*context.section, *context.prose)).items():
+        row.setdefault(field, value)
     return row
 
 
@@ -647,6 +711,26 @@ def build(block: Block) -> list[Parsed | Problem]:
     return sorted(out, key=_line_of)
 
 
+# The columns a row starts with that say which model ran (text, never a setting's number).
+MODEL_FIELDS = ("model_type", "model_filename", "model_size", "model_n_params", "backends")
+
+
+def placed_by_ends(header: list[str], cells: list[str]) -> tuple[list[str], list[str]] | None:
+    """A row with more cells than its header (a column the header lost: a fork's printer, a
+    column deleted by hand): the model columns it starts with and its test and t/s, which
+    llama-bench prints first and last, read from either end; the settings between them, whose
+    place is not known, left out.  None when the header has no test column."""
+    lower = [name.lower() for name in header]
+    if "test" not in lower:
+        return None
+    test = lower.index("test")
+    left = 0
+    while left < test and COLUMN_FIELDS.get(lower[left], lower[left]) in MODEL_FIELDS:
+        left += 1
+    tail = len(header) - test
+    return header[:left] + header[test:], cells[:left] + cells[len(cells) - tail:]
+
+
 def _line_of(item: Parsed | Problem) -> int:
     return item.line if isinstance(item, Problem) else item.row.line_start
 
@@ -680,10 +764,18 @@ def _row(block: Block, table: _Table, shared: dict[str, Any], line: int, cells: 
         if header is None:
             return Problem(where, f"row has {len(cells)} cells, the rows before it have "
                                   f"{DEFAULT_COLUMNS}", raw)
+    unread: list[str] = []
+    if len(cells) > len(header):
+        placed = placed_by_ends(header, cells)
+        if placed is not None:
+            unread.append(f"row has {len(cells)} cells, the header has {len(header)}: its "
+                          f"model columns and its test and t/s read by their place, the "
+                          f"settings between them not read")
+            header, cells = placed
+            numeric = None          # (its counts are by the header's own columns)
     if len(cells) != len(header):
         return Problem(where, f"row has {len(cells)} cells, the header has {len(header)}", raw)
     cells = [_plain(cell) for cell in cells]
-    unread: list[str] = []
     try:
         values = row_values(header, cells, unread)
         tolerance = printed_tolerance(header, cells)
