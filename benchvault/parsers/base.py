@@ -49,10 +49,14 @@ class Context:
     tags: dict[str, str] = field(default_factory=dict)
     caption: str | None = None       # last heading or bold-only paragraph line (a table's title)
     fenced: bool = False             # inside a ``` code fence
+    # A note's prose lines in the sections the block is in (outside fences; the last few):
+    # what a writer states about the run in words (`llama.cpp b10064 CUDA, -t 8`).
+    prose: tuple[str, ...] = ()
 
     def snapshot(self) -> "Context":
         return Context(self.path, list(self.section), self.label, dict(self.commands),
-                       self.namespace, dict(self.printed), self.tags, self.caption, self.fenced)
+                       self.namespace, dict(self.printed), self.tags, self.caption, self.fenced,
+                       self.prose)
 
     @property
     def section_text(self) -> str | None:

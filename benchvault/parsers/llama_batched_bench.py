@@ -181,6 +181,11 @@ def build(block: Block) -> list[Parsed | Problem]:
     cases = []
     for _, line, cells in rows:
         at = block.line_start + line - 1
+        if len(cells) < len(header) and not kept[line - 1].rstrip().endswith("|"):
+            # (a paste cut mid-row: its last cell may be a number cut short)
+            out.append(Problem(at, "llama-batched-bench row cut short, skipped: "
+                               f"{kept[line - 1].strip()[:80]!r}", kept[line - 1]))
+            continue
         case = Case(at)
         case.extra.update(printed_extra)
         if len(cells) != len(header):

@@ -38,7 +38,8 @@ from ..reading.tablecells import CELL_REMARK, DIFFERENCE, Table, cell_number, ce
 from ..schemas.llama_bench import LlamaBenchResult
 from .base import Block, Parsed, Problem, claimed_table
 from .grammar import snake_name
-from .llama_bench import (COLUMN_FIELDS, FIELDS, FLAG_FIELDS, HEADER_RE, SIZE_FACTORS,
+from .llama_bench import (BACKENDS, CELL_FLAG, COLUMN_FIELDS, FIELDS, FLAG_FIELDS, HEADER_RE,
+                          SIZE_FACTORS,
                           COUNT_FACTORS, build_from, model_parts, run_context, test_name, typed)
 
 # A test as llama-bench names it, anywhere in a header or a cell: `pp512`, `tg 128`,
@@ -48,9 +49,6 @@ TEST = re.compile(r"(?<![A-Za-z0-9])(?:pp\s?\(?(?P<pp>\d+)\)?(?:\s?\+\s?tg(?P<pp
                   r"(?:\s?@\s?d(?P<depth>\d+))?(?![A-Za-z0-9])", re.I)
 # Words that say a column holds tokens per second, left off a run's name.
 RATE = re.compile(r"\(?\s*(?:t/s|tok/s|tokens?/s(?:ec)?|tps)\s*\)?|\[(?:t/s|tok/s)\]", re.I)
-BACKENDS = {"cuda": "CUDA", "rocm": "ROCm", "hip": "ROCm", "vulkan": "Vulkan", "metal": "Metal",
-            "cpu": "CPU", "sycl": "SYCL", "blas": "BLAS", "opencl": "OpenCL", "cann": "CANN",
-            "musa": "MUSA", "rpc": "RPC", "kompute": "Kompute"}
 # A label column's words → llama-bench field, beyond its own markdown names.
 LABEL_WORDS = (
     (re.compile(r"^(?:backends?|engine|runtime|api)\b", re.I), "backends"),
@@ -388,7 +386,6 @@ def _run(header: str, columns: list[int]) -> dict[str, Any]:
 
 
 # A llama-bench flag and its value in a label cell (`-ngl 99 -ncmoe 48 (all experts CPU)`).
-CELL_FLAG = re.compile(r"(?:^|[\s(\[])--?(?P<flag>[a-z][\w-]*)[\s=]+(?P<value>[^\s,;()-][^\s,;()]*)")
 
 
 def _flag_values(cell: str) -> dict[str, Any]:
@@ -436,7 +433,11 @@ def _labels(header: list[str], row: list[str], skip: set[int]) -> dict[str, Any]
     if values.get("backends") is None:
         starts = (_named_backend(cell_text(c)) for i, c in enumerate(row) if i not in skip
                   and cell_text(c) and _named_backend(cell_text(c).split()[0]))
-        values["backends"] = next(starts, None)
+        named = next(starts, None)
+        if named is not None:
+            values["backends"] = named
+        else:               # (the note's own word for every row, if it says one)
+            values.pop("backends", None)
     return values
 
 

@@ -173,6 +173,7 @@ COMMAND_HINTS = ("bench", "serve", "llama", "sglang", "guidellm")
 CONTEXT_MARKERS = ("```", "~~~", "#", "**", "__", "Namespace(", "args: {", "\x1b",
                    *COMMAND_HINTS)
 MAX_JOINED_LINES = 200
+MAX_PROSE_LINES = 24        # a note's prose lines a block's context keeps (the last ones)
 WRAP_MIN_WIDTH = 80
 # A word wrap's first piece is the pane's width less the word that did not fit: a record this
 # much shorter than the widest line read whole may still be one.
@@ -373,6 +374,7 @@ class Segmenter:
         # A plain log is program output throughout: its tables are tool output, not published.
         self.ctx.fenced = not self.markdown
         self.heading_levels: list[int] = []
+        self.prose_lines: list[tuple[int, str]] = []    # (section depth, line): ctx.prose
         self.in_fence = False
         # In a markdown note, unfenced lines only a program prints (a log record, a prompt)
         # open a pasted terminal capture that lasts to the next blank line: its tables are
@@ -806,6 +808,10 @@ class Segmenter:
         while self.heading_levels and self.heading_levels[-1] >= level:
             self.heading_levels.pop()
             self.ctx.section.pop()
+        if self.prose_lines:        # a section's prose ends with it
+            depth = len(self.heading_levels)
+            self.prose_lines = [(d, t) for d, t in self.prose_lines if d <= depth]
+            self.ctx.prose = tuple(t for _, t in self.prose_lines)
         self.heading_levels.append(level)
         self.ctx.section.append(text)
         self.ctx.caption = text
@@ -886,6 +892,10 @@ class Segmenter:
         bold = BOLD_LINE_RE.match(text)
         if bold:
             self.ctx.caption = re.sub(r"\s+", " ", ENTITY_RE.sub(" ", bold.group("text"))).strip()
+        if text.strip() and not text.lstrip().startswith("|"):
+            self.prose_lines.append((len(self.heading_levels), text.strip()))
+            del self.prose_lines[:-MAX_PROSE_LINES]
+            self.ctx.prose = tuple(t for _, t in self.prose_lines)
         return False
 
     def _context_action(self, start: int, text: str) -> Callable[[], None] | None:
