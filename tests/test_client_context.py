@@ -267,3 +267,30 @@ def test_unabbreviated_keeps_what_no_known_name_or_several_start():
     assert unabbreviated({"random_input": "1", "random": "2", "num_prompt": "3", "mod": "4",
                           "seed": "5"}, known) == {"random_input_len": "1", "random": "2",
                                                    "num_prompts": "3", "model": "4", "seed": "5"}
+
+
+LAUNCH_SCRIPT = """\
+```bash
+MODEL_ID="Org/Model-8B"
+
+exec /opt/venv/bin/python -m vllm.entrypoints.openai.api_server \\
+    --model "$MODEL_ID" \\
+    --served-model-name "$MODEL_ID" \\
+    --gpu-memory-utilization 0.85 \\           # 85% of the card
+    --dtype auto \\                             # bfloat16 here
+    --max-model-len 16384
+```
+"""
+
+
+def test_a_launch_scripts_variables_and_remarks_after_continuations(tmp_path):
+    """A script's `--model "$MODEL_ID"` is the variable's value, and a remark after a line's
+    `\\` does not end the command."""
+    note = tmp_path / "start.md"
+    note.write_text(LAUNCH_SCRIPT, encoding="utf-8")
+    db = tmp_path / "w.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT model, served_model_name, gpu_memory_utilization, dtype, "
+                    "max_model_len FROM server_launches") == [
+        {"model": "Org/Model-8B", "served_model_name": "Org/Model-8B",
+         "gpu_memory_utilization": 0.85, "dtype": "auto", "max_model_len": 16384}]

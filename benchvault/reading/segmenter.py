@@ -68,6 +68,7 @@ SHELL_ASSIGN_RE = re.compile(
     r"|^\s*set\s+(?:-\w+\s+)*(?P<fish>[A-Za-z_]\w*)\s+(?P<fish_value>\"[^\"]*\"|'[^']*'|[^\s\"'`$;&|]+)\s*$")
 SHELL_VAR_RE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 MAX_SHELL_VARS = 256
+CONTINUATION_REMARK_RE = re.compile(r"\\[ \t]+#[^'\"`]*$")
 
 
 def shell_assignment(text: str) -> tuple[str, str] | None:
@@ -488,6 +489,8 @@ class Segmenter:
                         text = bare
                     if "#" in text:
                         text = without_remark(text)
+                        # a script's remark after a line continuation (`--dtype auto \  # why`)
+                        text = CONTINUATION_REMARK_RE.sub(r"\\", text)
                 if self.prefix or text[:1] in PREFIX_INITIALS:
                     text = self._unprefix_run(text)
                 text = self._untagged(text)
@@ -928,10 +931,14 @@ class Segmenter:
                 return lambda: self.shell_vars.__setitem__(*assigned)
         return None
 
+    def _expanded(self, text: str) -> str:
+        """``text`` with the note's shell variables put in (`$MODEL`, `${PORT}`)."""
+        return SHELL_VAR_RE.sub(
+            lambda m: self.shell_vars.get(m.group(1) or m.group(2), m.group(0)), text)
+
     def _saw_command(self, kind: str, text: str, start: int) -> None:
         if self.shell_vars and "$" in text:
-            text = SHELL_VAR_RE.sub(
-                lambda m: self.shell_vars.get(m.group(1) or m.group(2), m.group(0)), text)
+            text = self._expanded(text)
         self.ctx.commands[kind] = Seen(kind, text, start, self._depth)
         if kind in self.run_commands:
             self.ctx.namespace = None
@@ -1263,6 +1270,8 @@ class Segmenter:
                 continue
             if start not in self.quoting:
                 self._context_line(start, text)
+            if self.shell_vars and "$" in text and self._is_command(text):
+                text = self._expanded(text)     # (a launch command's `--model "$MODEL"`)
             for fmt in self.line_formats:
                 if fmt.matches(text):
                     yield LineHit(fmt, start, text, self.ctx.snapshot(), end)
