@@ -300,3 +300,17 @@ def test_prose_gives_way_to_the_command(tmp_path):
     text = NOTE_PROSE.replace("### Results", "### Results\n\n`llama-bench -m q.gguf -fa 0 -t 8`")
     got, _ = read(tmp_path, text, "note.md")
     assert got and all(r.flash_attn == 0 and r.n_threads == 8 for r in got)
+
+
+def test_a_system_section_holds_for_the_results_beside_it(tmp_path):
+    text = ("## Regression\n\n### System\n- CPU: Intel Core i9-9900T (8C/16T)\n"
+            "- GPU: NVIDIA RTX A1000 (sm_86), driver 595\n\n### Results\n\n"
+            "| Build | pp512 (t/s) | tg128 (t/s) |\n|---|---|---|\n| b4706 | 192.4 | 26.23 |\n\n"
+            "### Another box\n- GPU: RTX 4090 (sm_89)\n\n"
+            "| Build | pp512 (t/s) | tg128 (t/s) |\n|---|---|---|\n| b4706 | 992.4 | 96.23 |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert sorted({(r.avg_ts, r.gpu_info, r.gpu_arch, r.cpu_info) for r in got}) == [
+        (26.23, "NVIDIA RTX A1000", "8.6", "Intel Core i9-9900T"),
+        (96.23, "RTX 4090", "8.9", "Intel Core i9-9900T"),
+        (192.4, "NVIDIA RTX A1000", "8.6", "Intel Core i9-9900T"),
+        (992.4, "RTX 4090", "8.9", "Intel Core i9-9900T")]

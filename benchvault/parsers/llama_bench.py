@@ -466,8 +466,10 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
             field = "cpu_info" if match.group("what").lower() in ("cpu", "processor") \
                 else "gpu_info"
             state(field, match.group("name").strip().strip("*` "))
-            if match.group("arch") and field == "gpu_info":
-                state("gpu_arch", match.group("arch"))
+            arch = match.group("arch")
+            if arch and field == "gpu_info":     # (CUDA's as its compute capability: 8.6)
+                digits = re.sub(r"\D", "", arch) if arch.lower().startswith("sm") else None
+                state("gpu_arch", f"{digits[:-1]}.{digits[-1]}" if digits else arch)
     # (a bare `CPU` is no backend in prose: `experts on CPU`, `CPU offload`)
     words = {BACKENDS.get(w.lower()) for w in re.findall(r"[A-Za-z]+", text) if w.lower() != "cpu"}
     if PROSE_CPU_ONLY.search(text):

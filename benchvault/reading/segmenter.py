@@ -175,6 +175,9 @@ CONTEXT_MARKERS = ("```", "~~~", "#", "**", "__", "Namespace(", "args: {", "\x1b
                    *COMMAND_HINTS)
 MAX_JOINED_LINES = 200
 MAX_PROSE_LINES = 24        # a note's prose lines a block's context keeps (the last ones)
+# A note's `Label: value` line (`- CPU: Intel Core i9`, `**Backend:** Vulkan`, `GPU：...`).
+LABELLED_LINE_RE = re.compile(r"^\s*(?:[-*+]\s+)?\**\s*([A-Za-z][\w ./()-]{0,30}?)\s*\**\s*[:：]"
+                              r"\s*\**\s*(?![/\s])\S")
 WRAP_MIN_WIDTH = 80
 # A word wrap's first piece is the pane's width less the word that did not fit: a record this
 # much shorter than the widest line read whole may still be one.
@@ -376,6 +379,10 @@ class Segmenter:
         self.ctx.fenced = not self.markdown
         self.heading_levels: list[int] = []
         self.prose_lines: list[tuple[int, str]] = []    # (section depth, line): ctx.prose
+        # ...and its `Label: value` lines (`- CPU: ...`, `**Backend:** Vulkan`), the last of
+        # each label, whatever section they are in: a note's `### System` holds for its
+        # `### Results` beside it.
+        self.labelled_lines: dict[str, str] = {}
         self.in_fence = False
         # In a markdown note, unfenced lines only a program prints (a log record, a prompt)
         # open a pasted terminal capture that lasts to the next blank line: its tables are
@@ -814,7 +821,7 @@ class Segmenter:
         if self.prose_lines:        # a section's prose ends with it
             depth = len(self.heading_levels)
             self.prose_lines = [(d, t) for d, t in self.prose_lines if d <= depth]
-            self.ctx.prose = tuple(t for _, t in self.prose_lines)
+            self._set_prose()
         self.heading_levels.append(level)
         self.ctx.section.append(text)
         self.ctx.caption = text
@@ -896,10 +903,18 @@ class Segmenter:
         if bold:
             self.ctx.caption = re.sub(r"\s+", " ", ENTITY_RE.sub(" ", bold.group("text"))).strip()
         if text.strip() and not text.lstrip().startswith("|"):
-            self.prose_lines.append((len(self.heading_levels), text.strip()))
-            del self.prose_lines[:-MAX_PROSE_LINES]
-            self.ctx.prose = tuple(t for _, t in self.prose_lines)
+            labelled = LABELLED_LINE_RE.match(text)
+            if labelled and (labelled.group(1).lower() in self.labelled_lines
+                             or len(self.labelled_lines) < MAX_PROSE_LINES):
+                self.labelled_lines[labelled.group(1).lower()] = text.strip()
+            else:
+                self.prose_lines.append((len(self.heading_levels), text.strip()))
+                del self.prose_lines[:-MAX_PROSE_LINES]
+            self._set_prose()
         return False
+
+    def _set_prose(self) -> None:
+        self.ctx.prose = (*self.labelled_lines.values(), *(t for _, t in self.prose_lines))
 
     def _context_action(self, start: int, text: str) -> Callable[[], None] | None:
         """What a command, a printed Namespace, a comment or a preamble line does to the
