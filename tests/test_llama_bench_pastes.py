@@ -314,3 +314,15 @@ def test_a_system_section_holds_for_the_results_beside_it(tmp_path):
         (96.23, "RTX 4090", "8.9", "Intel Core i9-9900T"),
         (192.4, "NVIDIA RTX A1000", "8.6", "Intel Core i9-9900T"),
         (992.4, "RTX 4090", "8.9", "Intel Core i9-9900T")]
+
+
+def test_a_notes_model_line_names_the_model_of_a_table_without_one(tmp_path):
+    text = ("- **Model:** Qwen3-Coder-Next UD Q6_K_XL (63.87 GiB, MoE 80B-A3B)\n\n"
+            "| Backend | pp512 | tg128 |\n|---|---|---|\n| Vulkan | 512.3 | 41.2 |\n"
+            "| ROCm | 630.8 | 38.9 |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert sorted((r.backends, r.test, r.model_type, r.model_ftype) for r in got) == [
+        ("ROCm", "pp512", "Qwen3-Coder-Next UD Q6_K_XL", "Q6_K_XL"),
+        ("ROCm", "tg128", "Qwen3-Coder-Next UD Q6_K_XL", "Q6_K_XL"),
+        ("Vulkan", "pp512", "Qwen3-Coder-Next UD Q6_K_XL", "Q6_K_XL"),
+        ("Vulkan", "tg128", "Qwen3-Coder-Next UD Q6_K_XL", "Q6_K_XL")]

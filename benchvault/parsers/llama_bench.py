@@ -429,6 +429,7 @@ def command_context(context: Context) -> dict[str, Any]:
 # a thread count, a labelled device (`GPU: Intel Arc B580`, `**Card:** RX 9070 XT (gfx1201)`).
 PROSE_BUILD_NUMBER = re.compile(r"(?<![\w.-])b(\d{4,5})(?![\w.])")
 PROSE_BUILD = re.compile(r"\bbuild[:\s]+`?([0-9a-f]{7,12})`?\s*\((\d+)\)", re.I)
+PROSE_MODEL = re.compile(r"^\s*(?:[-*+]\s+)?\**\s*Model\s*\**\s*[:：]\s*\**\s*`?([^(,*`]+)", re.I)
 PROSE_CPU_ONLY = re.compile(r"\bCPU[- ]only\b|\bpure CPU\b|\bCPU backend\b", re.I)
 PROSE_THREADS = re.compile(r"(?<![\w.])(\d{1,3})\s*threads\b|\bthreads\s*[=:]\s*(\d{1,3})\b", re.I)
 PROSE_DEVICE = re.compile(r"(?:^|[·|;]\s*|[-*+]\s+)\**\s*(?P<what>GPU|CPU|Card|Processor)s?\s*\**"
@@ -439,7 +440,8 @@ PROSE_DEVICE = re.compile(r"(?:^|[·|;]\s*|[-*+]\s+)\**\s*(?P<what>GPU|CPU|Card|
 def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
     """What a note's prose around a table (``Context.prose``) states of every run in it, when
     it states one value: llama-bench's flags (`-t 8`, `-fa on`), its build, its thread count, a
-    labelled GPU or CPU, its one backend.  A value stated twice differently states none."""
+    labelled model, GPU or CPU, its one backend.  A value stated twice differently states
+    none."""
     text = " ".join(line.strip().strip("*") for line in lines)
     stated: dict[str, set] = {}
 
@@ -462,6 +464,8 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
     for number in builds:
         state("build_number", int(number))
     for line in lines:
+        if model := PROSE_MODEL.match(line):
+            state("model_type", model.group(1).strip().strip("*` "))
         for match in PROSE_DEVICE.finditer(line):
             field = "cpu_info" if match.group("what").lower() in ("cpu", "processor") \
                 else "gpu_info"

@@ -485,6 +485,8 @@ def build(block: Block) -> list[Parsed | Problem]:
     builds = list(NAMED_BUILD.finditer(heading))
     if len(builds) == 1 and "build_commit" not in shared and "build_number" not in shared:
         shared.update(_build_of(builds[0]))     # (`## Measurements (this version, 02a883fea)`)
+    if shared.get("model_type"):                # (a note's `Model:` line: read as a cell)
+        shared.update(_label_values("model", shared["model_type"]))
     quants = {m.group("quant") for m in QUANT_WORD.finditer(heading)}
     if len(quants) == 1:                        # (`### QAT UD-Q4_K_XL (13.26 GiB)`)
         shared["model_ftype"] = quants.pop()
