@@ -33,7 +33,7 @@ from typing import Any
 from lark import v_args
 
 from . import grammar
-from .base import Block, BlockFormat, BlockParseError, Parsed, Problem
+from .base import Block, BlockFormat, BlockParseError, Context, Parsed, Problem
 from .grammar import ColumnTransformer, flatten, snake_name
 from .offlinecontext import Case, case_rows
 from ..reading.cmdline import parse_command
@@ -116,14 +116,13 @@ def _int(text: str) -> int | None:
         return SWITCHES.get(text.lower())
 
 
-def command_context(block: Block) -> tuple[str | None, dict[str, Any]]:
+def command_context_of(context: Context) -> tuple[str | None, dict[str, Any]]:
     """(the program's kind, the columns its command line gives) from the nearest command."""
-    seen = [(s.line, kind) for kind, s in block.context.commands.items() if kind in COMMANDS
-            for s in [s]]
+    seen = [(s.line, kind) for kind, s in context.commands.items() if kind in COMMANDS]
     if not seen:
         return None, {}
     kind = max(seen)[1]
-    command = parse_command(block.context.commands[kind].text, COMMANDS[kind])
+    command = parse_command(context.commands[kind].text, COMMANDS[kind])
     if command is None:
         return kind, {}
     row: dict[str, Any] = {"command": command.text}
@@ -169,7 +168,7 @@ def build(block: Block) -> list[Parsed | Problem]:
     rows = [i for i in items if i[0] == "row"]
     if not rows:
         raise BlockParseError("a llama-batched-bench table without rows", 1)
-    kind, from_command = command_context(block)
+    kind, from_command = command_context_of(block.context)
     if kind is None:
         kind = "llama_batched_bench" if "B" in header else "llama_sweep_bench"
     printed, printed_extra = settings(block.context.printed)
