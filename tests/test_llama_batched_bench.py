@@ -72,3 +72,26 @@ def test_sweep_bench_with_its_memory_columns_and_a_cut_last_row(tmp_path):
     assert {(r.n_kv_max, r.n_ubatch, r.n_gpu_layers) for r in rows} == {(4096, 1024, 99)}
     assert [r.extra for r in rows] == [{"rss_hwm_mib": 1843.2}, {"rss_hwm_mib": 1850.7}]
     assert [line for line, _ in problems] == [6]
+
+
+def test_the_offline_report_shows_a_sweeps_depths_and_decode_speed(tmp_path):
+    from conftest import ingest_into
+    from benchvault.cli import app
+    from typer.testing import CliRunner
+
+    text = "\n".join([
+        "$ ./llama-sweep-bench -m /models/q8.gguf -c 4096 -ub 1024",
+        "|    PP |     TG |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |",
+        "|-------|--------|--------|----------|----------|----------|----------|",
+        "|  1024 |    256 |      0 |    0.512 |  2000.00 |    3.200 |    80.00 |",
+        "|  1024 |    256 |   1024 |    0.640 |  1600.00 |    3.413 |    75.01 |"]) + "\n"
+    log = tmp_path / "sweep.log"
+    log.write_text(text, encoding="utf-8")
+    db = tmp_path / "w.db"
+    ingest_into(db, log)
+    out = CliRunner().invoke(app, ["report", "offline", "--db", str(db), "--table-only"]).output
+    rows = [line for line in out.splitlines() if line.startswith("| ")]
+    assert rows[0].split("|")[1].strip() == "N_KV"
+    assert "Decode total tok/s" in rows[0]
+    assert [r.split("|")[1].strip() for r in rows[1:]] == ["0", "1024"]
+    assert "80.00" in rows[1] and "75.01" in rows[2]

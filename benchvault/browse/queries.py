@@ -125,7 +125,8 @@ def offline_sweep(present: Present) -> str | None:
         return None
     cols = _pick(present, "offline_runs", "r", ("engine", "tool", "model",
                                                  "tensor_parallel_size", "batch_size",
-                                                 "input_len", "output_len", *OFFLINE_METRICS))
+                                                 "input_len", "output_len", "n_kv",
+                                                 *OFFLINE_METRICS))
     where_cols, join = _where_from(present, "offline_runs", "r")
     group = ("g.title AS group_title", " LEFT JOIN offline_groups g ON g.id = r.group_id") \
         if "offline_groups" in present else ("NULL AS group_title", "")
@@ -134,7 +135,7 @@ def offline_sweep(present: Present) -> str | None:
             "WHERE r.phase = 'benchmark'\n"
             "  AND (:model = '' OR r.model LIKE '%' || :model || '%')\n"
             "ORDER BY group_title, r.engine, r.tool, r.model, r.batch_size, r.input_len, "
-            "r.output_len, r.line_start")
+            "r.output_len, r.n_kv, r.line_start")
 
 
 # Columns naming the model a llama-bench row measured, most telling first.
@@ -372,8 +373,9 @@ QUERIES: tuple[CannedQuery, ...] = (
                  "color_column": "model"}),
     CannedQuery("offline_sweep", "Offline sweep",
                 "Offline benchmarks (vllm bench latency / throughput, SGLang bench_one_batch, "
-                "bench_one_batch_server, bench_offline_throughput) by group and batch size: "
-                "prefill and median decode throughput (tok/s), total latency (s), the latency "
+                "bench_one_batch_server, bench_offline_throughput, llama.cpp llama-batched-bench "
+                "and llama-sweep-bench) by group and batch size: prefill and median decode "
+                "throughput (tok/s), total latency (s), the latency "
                 "distribution and offline throughputs; warm-up cases left out. Leave model "
                 "empty for all; a part of the name matches.",
                 offline_sweep,

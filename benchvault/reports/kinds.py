@@ -97,8 +97,8 @@ KINDS: dict[str, ReportKind] = {k.name: k for k in (
     ReportKind(
         "offline", "offline_runs", "Offline sweep",
         "Offline benchmarks (vllm bench latency / throughput, SGLang bench_one_batch, "
-        "bench_one_batch_server, bench_offline_throughput): one table per model, hardware and "
-        "lengths, rows by batch size, prefill and decode throughput side by side; warm-up "
+        "bench_one_batch_server, bench_offline_throughput, llama.cpp llama-batched-bench and "
+        "llama-sweep-bench): one table per model, hardware and lengths, rows by batch size, prefill and decode throughput side by side; warm-up "
         "cases left out.", ("engine", "tool", "model", "batch_size", "prefill_throughput",
                             "median_decode_throughput", "total_latency"),
         charts=("analysis",), match=("engine", "tool", "model", "batch_size", "input_len",

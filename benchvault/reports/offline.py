@@ -4,8 +4,8 @@ One table per offline group (one model family on one hardware at one input and o
 length), its rows by batch size (then input and output length): prefill and decode throughput
 side by side, the batch's total latency, and the latency and throughput figures the other
 offline programs print.  Repeats of a configuration are folded into their mean (``n``).
-Warm-up cases are left out.  The chart is median decode throughput against batch size, one
-line per configuration but its batch size.
+Warm-up cases are left out.  The chart is median decode throughput (llama-batched-bench's
+decode throughput) against batch size, one line per configuration but its batch size.
 
 It reads ``offline_runs`` only: no serving run is ever in it, and no offline case in a
 serving report.
@@ -27,9 +27,10 @@ from .table import build_table, column_info
 # What tells a group's configurations apart, in the order a reader compares them.
 FIELDS = ("engine", "tool", "model", "tensor_parallel_size", "quantization", "dtype",
           "backend")
-ORDER = ("batch_size", "input_len", "output_len")
-METRICS = ("prefill_throughput", "median_decode_throughput", "total_latency",
-           "overall_throughput", "prefill_latency", "median_decode_latency", "avg_latency",
+ORDER = ("batch_size", "input_len", "output_len", "n_kv")
+METRICS = ("prefill_throughput", "median_decode_throughput", "decode_throughput",
+           "total_latency", "overall_throughput", "prefill_latency", "median_decode_latency",
+           "decode_latency", "avg_latency",
            "p50_latency", "p99_latency", "requests_per_second", "tokens_per_second",
            "output_tokens_per_second", "output_throughput")
 DECODE = "median_decode_throughput"
@@ -68,7 +69,8 @@ def _group(spec: ReportKind, part: pd.DataFrame, title: str, filters: list[str],
     part = part.sort_values([c for c in ORDER if c in part], kind="stable",
                             na_position="last")
     fields = varying(part, tuple(f for f in FIELDS if f in part))
-    lengths = [c for c in ("input_len", "output_len") if c in part and
+    # (a llama-sweep-bench's rows differ by the context already in the cache, `n_kv`)
+    lengths = [c for c in ("input_len", "output_len", "n_kv") if c in part and
                part[c].nunique(dropna=True) > 1]
     measured = [m for m in METRICS if m in part and part[m].notna().any()]
     sizes = ["batch_size"] if part["batch_size"].notna().any() else []
@@ -100,27 +102,31 @@ def _series(part: pd.DataFrame, fields: list[str]) -> list[str]:
 
 
 def chart(report: Report, base: Path) -> tuple[Path, Path] | None:
-    """Median decode throughput against batch size, a line per configuration."""
+    """Median decode throughput (llama-batched-bench: its decode throughput) against batch
+    size, a line per configuration."""
     import matplotlib.pyplot as plt
 
     from .charts import save_figure
 
     data = report.frame
-    if DECODE not in data or "batch_size" not in data:
+    decode = next((m for m in (DECODE, "decode_throughput")
+                   if m in data and data[m].notna().any()), None)
+    if decode is None or "batch_size" not in data:
         return None
-    data = data.dropna(subset=[DECODE, "batch_size"])
+    data = data.dropna(subset=[decode, "batch_size"])
     if data.empty:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
     for series in dict.fromkeys(data["_series"]):
         rows = data[data["_series"] == series].sort_values("batch_size")
-        ax.plot(rows["batch_size"], rows[DECODE], marker="o", label=str(series)[:60])
+        ax.plot(rows["batch_size"], rows[decode], marker="o", label=str(series)[:60])
     sizes = sorted(data["batch_size"].unique())
     if len(sizes) > 1 and sizes[0] > 0 and sizes[-1] / sizes[0] >= 8:
         ax.set_xscale("log", base=2)
     ax.set_xticks(sizes, [str(int(s)) for s in sizes])
     ax.set_xlabel("Batch size")
-    ax.set_ylabel("Median decode throughput (tok/s)")
+    ax.set_ylabel("Median decode throughput (tok/s)" if decode == DECODE
+                  else "Decode throughput (tok/s)")
     ax.set_title(report.title[:90])
     ax.grid(True, alpha=0.3)
     if data["_series"].nunique() > 1:

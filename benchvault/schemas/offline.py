@@ -122,7 +122,7 @@ class OfflineRun(Provenance):
                                           better="higher", label="Decode total tok/s")
     n_kv: int | None = col("KV cache cells the case used (llama-batched-bench `N_KV`: B×(PP+TG), "
                            "PP+B×TG with a shared prompt); llama-sweep-bench: the context "
-                           "already in the cache when the case ran.", "tokens")
+                           "already in the cache when the case ran.", "tokens", label="N_KV")
     n_kv_max: int | None = col("KV cache size the program had (llama `n_kv_max`, `-c`).",
                                "tokens")
     n_batch: int | None = col("Logical batch size (llama `-b`).", "tokens")
