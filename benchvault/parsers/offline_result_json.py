@@ -6,6 +6,8 @@ Upstream writers, and the keys each file holds (the columns are named after them
   ``{"avg_latency": 1.63, "latencies": [...], "percentiles": {"10": 1.61, ..., "99": 1.66}}``
 - ``vllm bench throughput --output-json``: ``{"elapsed_time", "num_requests",
   "total_num_tokens", "requests_per_second", "tokens_per_second"}``
+- ``vllm bench startup --output-json``: ``avg_cold_startup_time``, ``avg_cold_compilation_time``,
+  ``avg_warm_...``, each phase's ``..._times`` and ``..._percentiles`` (those in ``extra``)
 - SGLang ``bench_one_batch --result-filename`` (JSONL, a line per case): ``run_name``,
   ``batch_size``, ``input_len``, ``output_len``, ``prefill_latency``, ``prefill_throughput``,
   ``median_decode_latency``, ``median_decode_throughput``, ``total_latency``,
@@ -43,6 +45,7 @@ from .sglang_offline_throughput import COMMANDS as OFFLINE
 from .sglang_one_batch import COMMANDS as ONE_BATCH
 from .sglang_one_batch_server import COMMANDS as SERVER
 from .vllm_bench_latency import LATENCY_COMMANDS
+from .vllm_bench_startup import COMMANDS as STARTUP_COMMANDS
 from .vllm_client_summary import THROUGHPUT_COMMANDS
 
 # kind → (the keys that tell it, its tool, its engine, key → column where they differ)
@@ -50,6 +53,7 @@ KINDS: dict[str, tuple[tuple[str, ...], str, str, dict[str, str]]] = {
     "latency": (("avg_latency", "latencies"), "vllm bench latency", "vllm", {}),
     "throughput": (("elapsed_time", "requests_per_second"), "vllm bench throughput", "vllm",
                    {}),
+    "startup": (("avg_cold_startup_time",), "vllm bench startup", "vllm", {}),
     "one_batch": (("prefill_latency",), "sglang.bench_one_batch", "sglang", {}),
     "one_batch_server": (("latency", "overall_throughput"), "sglang.bench_one_batch_server",
                          "sglang", {"latency": "total_latency"}),
@@ -68,7 +72,7 @@ _QUOTED = tuple(dict.fromkeys(f'"{k}"' for keys, *_ in KINDS.values() for k in k
 # Keys only these files hold (`"latency"` alone is in many a JSON log line): a one-line JSON
 # value in a note without any of them is no copy of one.
 _OWN_KEYS = ('"avg_latency"', '"elapsed_time"', '"prefill_latency"', '"overall_throughput"',
-             '"successful_requests"')
+             '"successful_requests"', '"avg_cold_startup_time"')
 _OWN = {"id", "source_id", "line_start", "line_end", "raw_text", "section", "label", "tags",
         "format", "engine", "tool", "phase", "command", "extra", "sightings", "config_id",
         "group_id"}
@@ -138,7 +142,8 @@ def note_context(context: Context) -> dict[str, Any]:
     command above it."""
     row: dict[str, Any] = {"section": context.section_text, "label": context.label_or_heading,
                            "tags": context.tags or None}
-    for commands in (ONE_BATCH, SERVER, OFFLINE, LATENCY_COMMANDS, THROUGHPUT_COMMANDS):
+    for commands in (ONE_BATCH, SERVER, OFFLINE, LATENCY_COMMANDS, THROUGHPUT_COMMANDS,
+                     STARTUP_COMMANDS):
         for kind, pattern in commands.items():
             seen = context.commands.get(kind)
             command = parse_command(seen.text, pattern) if seen is not None else None
@@ -169,10 +174,11 @@ FORMAT = FileFormat(
     name="offline_result_json",
     table="offline_runs",
     description="Saved offline benchmark results, recognised by content: vLLM `vllm bench "
-                "latency` / `vllm bench throughput` --output-json, SGLang bench_one_batch, "
+                "latency` / `throughput` / `startup` --output-json, SGLang bench_one_batch, "
                 "bench_one_batch_server and bench_offline_throughput result JSONL.",
     upstream=("vllm benchmarks/benchmark_latency.py / vllm bench latency --output-json",
               "vllm benchmarks/benchmark_throughput.py / vllm bench throughput --output-json",
+              "vllm vllm/benchmarks/startup.py / vllm bench startup --output-json",
               "sglang bench_one_batch / bench_one_batch_server / bench_offline_throughput "
               "--result-filename"),
     sniff=sniff,

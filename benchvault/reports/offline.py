@@ -32,7 +32,8 @@ METRICS = ("prefill_throughput", "median_decode_throughput", "decode_throughput"
            "total_latency", "overall_throughput", "prefill_latency", "median_decode_latency",
            "decode_latency", "avg_latency",
            "p50_latency", "p99_latency", "requests_per_second", "tokens_per_second",
-           "output_tokens_per_second", "output_throughput")
+           "output_tokens_per_second", "output_throughput", "avg_cold_startup_time",
+           "avg_warm_startup_time", "avg_cold_compilation_time", "avg_warm_compilation_time")
 DECODE = "median_decode_throughput"
 
 

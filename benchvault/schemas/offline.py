@@ -33,15 +33,17 @@ class OfflineRun(Provenance):
     __description__ = ("One row per offline benchmark case: vLLM `vllm bench latency` / "
                        "benchmark_latency.py and `vllm bench throughput` / "
                        "benchmark_throughput.py, SGLang bench_one_batch (bench_latency), "
-                       "bench_one_batch_server and bench_offline_throughput, llama.cpp "
-                       "llama-batched-bench and llama-sweep-bench.  Latencies in seconds.")
+                       "bench_one_batch_server and bench_offline_throughput, `vllm bench "
+                       "startup`, llama.cpp llama-batched-bench and llama-sweep-bench.  "
+                       "Latencies in seconds.")
     __facets__ = ("engine", "tool", "model", "batch_size", "phase", "source_id")
     __foreign_keys__ = (("source_id", "sources", "id"),
                         ("config_id", "offline_configurations", "id"),
                         ("group_id", "offline_groups", "id"))
     __leading__ = ("label", "engine", "tool", "phase", "model", "batch_size", "input_len",
                    "output_len", "prefill_throughput", "median_decode_throughput",
-                   "total_latency", "overall_throughput", "avg_latency", "requests_per_second",
+                   "total_latency", "overall_throughput", "avg_cold_startup_time",
+                   "avg_warm_startup_time", "avg_latency", "requests_per_second",
                    "tokens_per_second", "config_id", "group_id")
 
     id: int | None = None
@@ -135,6 +137,19 @@ class OfflineRun(Provenance):
     is_pp_shared: bool | None = col("One prompt shared by the batch's sequences (llama `-pps`).")
     is_tg_separate: bool | None = col("Generation timed per sequence (llama-batched-bench "
                                       "`is_tg_separate`, 2026 builds).")
+    # vllm bench startup (--output-json keys)
+    avg_cold_startup_time: float | None = col("Mean time to start an LLM with empty caches "
+                                              "(`vllm bench startup`).", "s", better="lower")
+    avg_cold_compilation_time: float | None = col("Mean torch.compile time of those cold "
+                                                  "starts.", "s", better="lower")
+    avg_cold_encoder_compilation_time: float | None = col(
+        "Mean compile time of a multimodal encoder in those cold starts.", "s", better="lower")
+    avg_warm_startup_time: float | None = col("Mean time to start an LLM with warm caches.",
+                                              "s", better="lower")
+    avg_warm_compilation_time: float | None = col("Mean torch.compile time of those warm "
+                                                  "starts.", "s", better="lower")
+    avg_warm_encoder_compilation_time: float | None = col(
+        "Mean compile time of a multimodal encoder in those warm starts.", "s", better="lower")
     # bench_one_batch_server
     ttft: float | None = col("Time to the batch's first token (bench_one_batch_server `ttft`).",
                              "s", better="lower", label="TTFT (s)")
@@ -232,7 +247,7 @@ OFFLINE_METRICS = ("prefill_latency", "prefill_throughput", "median_decode_laten
                    "median_decode_throughput", "decode_latency", "decode_throughput",
                    "total_latency", "overall_throughput",
                    "avg_latency", "requests_per_second", "tokens_per_second",
-                   "output_tokens_per_second")
+                   "output_tokens_per_second", "avg_cold_startup_time", "avg_warm_startup_time")
 
 
 class OfflineConfigurationBase(Row):
