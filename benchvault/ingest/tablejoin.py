@@ -29,7 +29,9 @@ PLACE = frozenset(PROVENANCE + CONTEXT)
 
 def joinable(item: Any) -> bool:
     """A row of a format whose runs may be split over tables."""
-    return isinstance(item, Parsed) and getattr(item.row, "format", None) in JOINED_FORMATS
+    # (the row's own attributes: a row without a `format` field makes getattr ask pydantic,
+    # slow, and a server log has a row a line)
+    return isinstance(item, Parsed) and item.row.__dict__.get("format") in JOINED_FORMATS
 
 
 def _own_label(row: Any) -> str | None:
