@@ -35,9 +35,9 @@ from .runcontext import BENCH_COMMANDS, serving_context
 
 # Printed metric names → the names vLLM's save-result keys use (`p99_{name}_ms`).
 _METRIC_KEYS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2el",
-                "e2e_latency": "e2el", "client_queue_time": "client_queue_time",
+                "e2e_latency": "e2el", "latency": "e2el", "client_queue_time": "client_queue_time",
                 "e2el_incl_client_queue": "e2el_including_client_queue"}
-_LATENCY_RE = re.compile(r"^\s*(Mean|Median|Std|Min|Max|P\d+(?:\.\d+)?)\s+(.*?)\s*\(ms\):", re.I)
+_LATENCY_RE = re.compile(r"^\s*(Mean|Median|Std|Min|Max|P\d+(?:\.\d+)?)\s+(.*?)\s*\((ms|s)\):", re.I)
 _POSITION_RE = re.compile(r"^Position\s+(\d+)$", re.I)
 # A printed value that says "no number here" for a context-like field: keep it as text in extra.
 _TEXT_OK = {"request_rate", "max_concurrency", "burstiness"}
@@ -117,6 +117,12 @@ def latency_key(label: str) -> tuple[str, float | None, str]:
     match = _LATENCY_RE.match(label)
     stat, pct = _stat_key(match.group(1))
     return stat, pct, metric_key(match.group(2))
+
+
+@lru_cache(maxsize=1024)
+def _in_seconds(label: str) -> bool:
+    match = _LATENCY_RE.match(label)
+    return match is not None and match.group(3).lower() == "s"
 
 
 def metric_key(printed: str) -> str:
@@ -212,12 +218,14 @@ def build(block: Block) -> Parsed:
                 value = to_number(printed, float)
                 if value is None:
                     continue
+                factor = 1000.0 if _in_seconds(label) else 1.0     # (GPUStack's `Latency(s)`)
+                value *= factor
                 stats.append({"metric": metric, "stat": stat, "percentile": pct, "value_ms": value})
                 if column is not None:
                     fields_[column] = value
                     unit = half_unit(printed)
                     if unit is not None:
-                        tolerance[column] = unit
+                        tolerance[column] = unit * factor
             elif kind == "field":
                 column, printed = payload
                 if column == "backend":
