@@ -111,3 +111,48 @@ def test_sglang_total_throughput_label():
     fields = {payload[0]: payload[1] for kind, payload, _ in items if kind == "field"}
     assert fields["total_token_throughput"] == "5510.31"
     assert [payload for kind, payload, _ in items if kind == "other"] == []
+
+
+# -- 4. an output kept as a JSON list of its lines --------------------------------------------
+JSON_RECORD = """\
+```
+    "bench_serving_command": "python3 -m sglang.bench_serving --backend sglang --num-prompts 64",
+    "benchmark_result": [
+        "============ Serving Benchmark Result ============",
+        "Backend:                                 sglang",
+        "Successful requests:                     64",
+        "Benchmark duration (s):                  12.75",
+        "Total input tokens:                      32768",
+        "Total generated tokens:                  16384",
+        "Request throughput (req/s):              5.02",
+        "Output token throughput (tok/s):         1285.02",
+        "==================================================",
+        "He said \\"done\\""
+    ]
+```
+"""
+
+
+def test_an_output_kept_as_json_strings_is_read_line_by_line(tmp_path):
+    path = tmp_path / "record.md"
+    path.write_text(JSON_RECORD)
+    db = tmp_path / "t.db"
+    ingest_into(db, path)
+    assert rows(db, "SELECT backend, completed, duration, total_input_tokens, "
+                    "output_throughput, line_start, line_end FROM serving_runs") == [
+        {"backend": "sglang", "completed": 64, "duration": 12.75, "total_input_tokens": 32768,
+         "output_throughput": 1285.02, "line_start": 4, "line_end": 12}]
+
+
+# -- 5. benchmark_throughput.py's line after a writer's words ----------------------------------
+def test_a_throughput_line_after_words_of_prose_is_read(tmp_path):
+    path = tmp_path / "note.md"
+    path.write_text("With the Triton kernels off\n"
+                    "I got: Throughput: 7.77 requests/s, 3259.16 total tokens/s, "
+                    "1569.15 output tokens/s\n")
+    db = tmp_path / "t.db"
+    ingest_into(db, path)
+    assert rows(db, "SELECT tool, requests_per_second, tokens_per_second, "
+                    "output_tokens_per_second FROM offline_runs") == [
+        {"tool": "vllm bench throughput", "requests_per_second": 7.77,
+         "tokens_per_second": 3259.16, "output_tokens_per_second": 1569.15}]

@@ -74,7 +74,7 @@ _FIGURE = r"[\d!?*~^$&@][\d.!?*~^$&@]*"
 START = re.compile(
     rf"(?:^|\s)Total time:\s*{_FIGURE}\s*s(?:\s*$|\s+Throughput:)"
     rf"|^\s*Benchmark duration:\s*{_FIGURE}\s*s\s*$"
-    rf"|^\s*Throughput:\s*{_FIGURE}\s*requests/s,\s*{_FIGURE}\s*(?:total\s+)?tokens/s")
+    rf"|(?:^|\s)Throughput:\s*{_FIGURE}\s*requests/s,\s*{_FIGURE}\s*(?:total\s+)?tokens/s")
 # Printed just before the early-2024 duration line.
 PREAMBLE = re.compile(r"^(Successful requests):[ \t]?(\d+)[ \t]*$")
 

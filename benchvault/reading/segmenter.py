@@ -9,6 +9,7 @@ terminal width, a ``Namespace(`` spread over several lines) are joined first.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import deque
 from dataclasses import dataclass, replace
@@ -149,6 +150,23 @@ def plain_label(text: str) -> str | None:
             or any(hint in name.lower() for hint in COMMAND_HINTS):
         return None
     return label_line(name + ":")
+
+
+# A line that is one JSON string (an output kept as a JSON list of its lines:
+# `"Successful requests:                     256",`).
+JSON_STRING_LINE_RE = re.compile(r'^\s*("(?:[^"\\]|\\.)*")\s*,?\s*$')
+
+
+def _json_string_line(text: str) -> str:
+    """The line a JSON string literal holds, else ``text``."""
+    match = JSON_STRING_LINE_RE.match(text)
+    if match is None:
+        return text
+    try:
+        inner = json.loads(match.group(1))
+    except ValueError:
+        return text
+    return inner if isinstance(inner, str) and "\n" not in inner else text
 
 
 def without_remark(text: str) -> str:
@@ -501,6 +519,8 @@ class Segmenter:
                 if self.prefix or text[:1] in PREFIX_INITIALS:
                     text = self._unprefix_run(text)
                 text = self._untagged(text)
+                if text.lstrip()[:1] == '"' and (self.in_fence or not self.markdown):
+                    text = _json_string_line(text)
                 pieces = split_joined(text, self._known)
                 if pieces:          # read as the lines it joined, each at the joining line
                     again.extend((lineno, piece) for piece in pieces)
