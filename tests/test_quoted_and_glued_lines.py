@@ -156,3 +156,21 @@ def test_a_throughput_line_after_words_of_prose_is_read(tmp_path):
                     "output_tokens_per_second FROM offline_runs") == [
         {"tool": "vllm bench throughput", "requests_per_second": 7.77,
          "tokens_per_second": 3259.16, "output_tokens_per_second": 1569.15}]
+
+
+# -- 6. a script's echoed name above each run ---------------------------------------------------
+def test_a_word_echoed_above_each_run_in_a_capture_names_it(tmp_path):
+    block = ("============ Serving Benchmark Result ============\n"
+             "Successful requests:                     200\n"
+             "Benchmark duration (s):                  {d}\n"
+             "Request throughput (req/s):              0.76\n"
+             "==================================================\n")
+    path = tmp_path / "note.md"
+    path.write_text("```shell\nqps1\n" + block.format(d="262.49") + "\nqps4\n"
+                    + block.format(d="134.10") + "max_total_num_tokens=412803\n"
+                    + block.format(d="99.99") + "```\n")
+    db = tmp_path / "t.db"
+    ingest_into(db, path)
+    assert rows(db, "SELECT label, duration FROM serving_runs ORDER BY line_start") == [
+        {"label": "qps1", "duration": 262.49}, {"label": "qps4", "duration": 134.1},
+        {"label": None, "duration": 99.99}]

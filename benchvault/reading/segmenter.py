@@ -69,6 +69,7 @@ SHELL_ASSIGN_RE = re.compile(
     r"|^\s*set\s+(?:-\w+\s+)*(?P<fish>[A-Za-z_]\w*)\s+(?P<fish_value>\"[^\"]*\"|'[^']*'|[^\s\"'`$;&|]+)\s*$")
 SHELL_VAR_RE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 MAX_SHELL_VARS = 256
+MAX_FENCED_WORD_LABEL = 32
 CONTINUATION_REMARK_RE = re.compile(r"\\[ \t]+#[^'\"`]*$")
 
 
@@ -140,6 +141,16 @@ def summary_label(text: str) -> str | None:
     """The name an HTML ``<summary>`` line gives the result folded under it."""
     match = SUMMARY_RE.match(text)
     return label_line(match.group("name") + ":") if match else None
+
+
+def fenced_word_label(text: str) -> str | None:
+    """The name a line of one to three words gives the result that starts right under it in
+    a capture (`qps1`, `baseline tp2`): what a script echoed before each run."""
+    name = text.strip()
+    if len(name) > MAX_FENCED_WORD_LABEL or not 1 <= len(name.split()) <= 3 \
+            or name[:1] in "#$>[(" or is_capture_line(name):
+        return None
+    return plain_label(name)
 
 
 def plain_label(text: str) -> str | None:
@@ -904,7 +915,8 @@ class Segmenter:
             self.list_items = {n for n in self.list_items if n > start}
         if text.strip():
             self.pending_label = label_line(text, item, self.in_fence) \
-                or (None if self.in_fence else summary_label(text))
+                or (summary_label(text) if not self.in_fence else
+                    None if self._known(text) else fenced_word_label(text))
             # (a short plain line names the result only if a fence opens right after it)
             self.fence_label = None if self.in_fence or self.pending_label \
                 else plain_label(text)
