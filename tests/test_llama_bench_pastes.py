@@ -326,3 +326,14 @@ def test_a_notes_model_line_names_the_model_of_a_table_without_one(tmp_path):
         ("ROCm", "tg128", "Qwen3-Coder-Next UD Q6_K_XL", "Q6_K_XL"),
         ("Vulkan", "pp512", "Qwen3-Coder-Next UD Q6_K_XL", "Q6_K_XL"),
         ("Vulkan", "tg128", "Qwen3-Coder-Next UD Q6_K_XL", "Q6_K_XL")]
+
+
+def test_compare_llama_bench_tables_name_their_columns_as_its_pretty_names(tmp_path):
+    """scripts/compare-llama-bench.py heads its columns with LLAMA_BENCH_PRETTY_NAMES."""
+    text = ("| GPU | Model | Microbatch size | K type | Threads | Test | t/s master | t/s mmf |"
+            " Speedup |\n|:--|:--|--:|:--|--:|:--|--:|--:|--:|\n"
+            "| RX 7900 XTX | qwen2 1.5B F16 | 8 | q8_0 | 6 | pp512 | 711.10 | 1149.95 | 1.62 |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert sorted((r.label, r.avg_ts, r.n_ubatch, r.type_k, r.n_threads, r.gpu_info)
+                  for r in got) == [("master", 711.10, 8, "q8_0", 6, "RX 7900 XTX"),
+                                    ("mmf", 1149.95, 8, "q8_0", 6, "RX 7900 XTX")]

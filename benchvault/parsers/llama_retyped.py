@@ -61,12 +61,22 @@ LABEL_WORDS = (
     (re.compile(r"^(?:size|model size)\b", re.I), "model_size"),
     (re.compile(r"^(?:arch|architecture|model arch)\b", re.I), "model_arch"),
     (re.compile(r"^(?:params|parameters)\b", re.I), "model_n_params"),
-    # compare-llama-bench.py's pretty names
     (re.compile(r"^(?:flash ?attention|flash_attn)$", re.I), "flash_attn"),
     (re.compile(r"^cpu$", re.I), "cpu_info"),
     (re.compile(r"^(?:threads|n_threads)$", re.I), "n_threads"),
     (re.compile(r"^(?:gpu layers|n_gpu_layers)$", re.I), "n_gpu_layers"),
 )
+# scripts/compare-llama-bench.py's LLAMA_BENCH_PRETTY_NAMES, as its table heads the columns
+# (read in the llama.cpp llama-cpp-python 0.3.36 vendors), by their lower-case header
+COMPARE_PRETTY_NAMES = {
+    "cpu": "cpu_info", "gpu": "gpu_info", "backends": "backends", "gpu layers": "n_gpu_layers",
+    "tensor overrides": "tensor_buft_overrides", "file": "model_filename", "model": "model_type",
+    "model size [gib]": "model_size", "num. of par.": "model_n_params", "batch size": "n_batch",
+    "microbatch size": "n_ubatch", "embeddings": "embeddings", "cpu mask": "cpu_mask",
+    "cpu strict": "cpu_strict", "poll": "poll", "threads": "n_threads", "k type": "type_k",
+    "v type": "type_v", "load mode": "load_mode", "nkvo": "no_kv_offload",
+    "split mode": "split_mode", "main gpu": "main_gpu", "tensor split": "tensor_split",
+    "flashattention": "flash_attn"}
 # llama-bench fields no label column gives (its result, where and how it was read).
 NOT_LABELS = {"id", "extra", "env", "source_id", "line_start", "line_end", "raw_text", "section",
               "label", "tags", "format", "avg_ts", "stddev_ts", "avg_ns", "stddev_ns",
@@ -216,7 +226,7 @@ def _field_of(name: str) -> str | None:
     """The llama-bench field a label column's header names, by its own name or its words."""
     header = cell_text(name)
     key = header.lower().replace("-", "_")
-    return COLUMN_FIELDS.get(header.lower()) \
+    return COLUMN_FIELDS.get(header.lower()) or COMPARE_PRETTY_NAMES.get(header.lower()) \
         or next((f for pattern, f in LABEL_WORDS if pattern.match(header)), None) \
         or (FLAG_FIELDS.get(key) if len(key) > 1 else None) \
         or (key if key in FIELDS and key not in NOT_LABELS else None)   # (`n_cpu_moe`)
