@@ -179,3 +179,14 @@ def test_a_metric_table_of_one_row_joins_the_comparison_before_it(tmp_path):
         "output_throughput, request_throughput, mean_ttft_ms"))
     assert [tuple(r.values()) for r in got] == [("With DeepGEMM", 288.31, 0.3, 244.24),
                                                 ("Without DeepGEMM", 566.84, 0.6, 258.76)]
+
+
+def test_conc_is_the_concurrency_setting(tmp_path):
+    text = ("| Workload | Conc | Output tok/s | TTFT (mean) |\n|---|---|---|---|\n"
+            "| Short ctx | 16 | 1320.8 | 343 ms |\n| Long ctx | 4 | 48.8 | 4.29 s |\n")
+    assert read_note(tmp_path, text, RUNS.format("max_concurrency, output_throughput, "
+                                                 "mean_ttft_ms")) == [
+        {"label": "Short ctx", "max_concurrency": 16, "output_throughput": 1320.8,
+         "mean_ttft_ms": 343.0},
+        {"label": "Long ctx", "max_concurrency": 4, "output_throughput": 48.8,
+         "mean_ttft_ms": 4290.0}]

@@ -61,7 +61,7 @@ PER_SECOND = re.compile(r"(?:/|\bper\s+)s(?:ec(?:ond)?)?\b|\b(?:rps|qps|tps)\b|t
 # Settings and counts a hand-made table names in its own words (before the vocabulary's
 # `Concurrency:`, which is SGLang's measured concurrency, not the setting a table's column is).
 SETTINGS = (
-    (re.compile(r"^(?:max(?:imum)?\s*)?(?:request\s*)?concurr?(?:ency)?\b|^c$|^bs$"),
+    (re.compile(r"^(?:max(?:imum)?\s*)?(?:request\s*)?conc(?:urr?(?:ency)?)?\b|^c$|^bs$"),
      "max_concurrency"),
     (re.compile(r"^(?:traffic\s*)?request\s*rate\b|^rate\b|^qps$"), "request_rate"),
     (re.compile(r"^(?:num(?:ber of)?[\s_]*)?prompts\b|^n$|^n\s*req(?:uests)?$"), "num_prompts"),
