@@ -294,3 +294,25 @@ def test_a_launch_scripts_variables_and_remarks_after_continuations(tmp_path):
                     "max_model_len FROM server_launches") == [
         {"model": "Org/Model-8B", "served_model_name": "Org/Model-8B",
          "gpu_memory_utilization": 0.85, "dtype": "auto", "max_model_len": 16384}]
+
+
+@pytest.mark.parametrize("prose, model", [
+    ("Qwen/Qwen3-32B sharegpt dataset test in different request rate:", "Qwen/Qwen3-32B"),
+    ("A sweep of `amd/Llama-3.3-70B-Instruct-FP8-KV` at 8 GPUs.", "amd/Llama-3.3-70B-Instruct-FP8-KV"),
+    ("see vllm/benchmarks/serve.py and https://hf.co/Qwen/Qwen3-8B", None),     # a path, a URL
+    ("1000 tok/s at 5 req/s, input/output 1024/128", None),
+    ("Qwen/Qwen3-8B against meta-llama/Llama-3.1-8B", None),                       # two named
+])
+def test_the_one_model_a_notes_prose_names(prose, model):
+    from benchvault.parsers.runcontext import model_in_prose
+    assert model_in_prose((prose,)) == model
+
+
+def test_a_run_without_a_command_takes_the_model_its_prose_names(tmp_path):
+    note = tmp_path / "rates.md"
+    note.write_text("Qwen/Qwen3-32B on sharegpt, at two request rates:\n```\nqps1\n"
+                    + result("262.49") + "```\n")
+    db = tmp_path / "w.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT label, model, duration FROM serving_runs") == [
+        {"label": "qps1", "model": "Qwen/Qwen3-32B", "duration": 262.49}]

@@ -187,5 +187,21 @@ def serving_context(context: Context, printed_backend: str | None = None) -> dic
                 row[key] = _NUMBER_KEYS[key](row[key])
             except ValueError:
                 row.pop(key)
+    if not row.get("model"):        # (the one model id the note's prose names: `Qwen/Qwen3-32B`)
+        model = model_in_prose((*context.section, *context.prose))
+        if model is not None:
+            row["model"] = model
     row["engine"] = infer_engine(context, row.get("model"), printed_backend, row.get("backend"))
     return row
+
+
+# A model id as the Hugging Face hub names it (`Qwen/Qwen3-32B`, `meta-llama/Llama-3.1-8B`):
+# an organisation, one slash, a name with a letter and a digit; not part of a path or a URL.
+HUB_MODEL_RE = re.compile(r"(?<![\w./:-])([A-Za-z][\w-]{1,38}/(?=[\w.-]*\d)(?=[\w.-]*[A-Za-z])"
+                          r"[\w.-]{2,95}?)(?=[.,;:!?)]*(?:\s|$|[`*\"'\])]))(?!/)")
+
+
+def model_in_prose(lines: tuple[str, ...]) -> str | None:
+    """The one hub model id a note's prose names, or None (none, or several)."""
+    found = {m.group(1).rstrip(".") for line in lines for m in HUB_MODEL_RE.finditer(line)}
+    return found.pop() if len(found) == 1 else None
