@@ -337,3 +337,13 @@ def test_compare_llama_bench_tables_name_their_columns_as_its_pretty_names(tmp_p
     assert sorted((r.label, r.avg_ts, r.n_ubatch, r.type_k, r.n_threads, r.gpu_info)
                   for r in got) == [("master", 711.10, 8, "q8_0", 6, "RX 7900 XTX"),
                                     ("mmf", 1149.95, 8, "q8_0", 6, "RX 7900 XTX")]
+
+
+def test_a_bare_number_in_a_build_column_is_the_build_number(tmp_path):
+    text = ("**Model:** `Qwen3-8B-Q4_K_M.gguf` (4.7 GiB)\n\n"
+            "| image | build | pp512 |\n|---|---|---:|\n| rocm-7.14 | 10472 | 298.30 |\n"
+            "| vulkan-radv | 10471 | 246.24 |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert sorted((r.build_number, r.build_commit, r.avg_ts, r.model_filename, r.model_type)
+                  for r in got) == [(10471, None, 246.24, "Qwen3-8B-Q4_K_M.gguf", None),
+                                    (10472, None, 298.30, "Qwen3-8B-Q4_K_M.gguf", None)]

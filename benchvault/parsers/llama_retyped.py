@@ -92,7 +92,9 @@ NAMED_BUILD = re.compile(r"(?<![\w.-])(?:(?P<commit>(?=[0-9a-f]*\d)(?=[0-9a-f]*[
 # A model file's quantization written in its name (`Qwen3.8-27B IQ3_S`, `UD-Q2_K_XL`, `BF16`).
 QUANT_WORD = re.compile(r"(?<![A-Za-z0-9])(?:UD-)?(?P<quant>I?Q\d(?:_[A-Z0-9]+)*|TQ\d_\d|BF16|F16"
                         r"|F32|MXFP4(?:_MOE)?|NVFP4)(?![A-Za-z0-9])")
-BUILD_NUMBER = re.compile(r"^b(\d{3,5})(?:\s*[(\[][^()\[\]]*[)\]])?$", re.I)   # `b10964 (old)`
+BUILD_TAG = re.compile(r"^b(\d{3,5})(?:\s*[(\[][^()\[\]]*[)\]])?$", re.I)   # `b10964 (old)`
+# ...and in a Build column, a bare `10472` too (a commit has letters, or 7 digits at least)
+BUILD_NUMBER = re.compile(r"^b?(\d{3,5})(?:\s*[(\[][^()\[\]]*[)\]])?$", re.I)
 # A column of the spread of the results in the column before it (`| tg128 t/s | stddev |`,
 # `| old t/s | old sd |`): their stddev_ts.
 SPREAD = re.compile(r"(?<![a-z])(?:sd|std|stdev|stddev|std\.? ?dev|standard deviation|±|\+/-)"
@@ -388,7 +390,7 @@ def _run(header: str, columns: list[int]) -> dict[str, Any]:
         return {}
     if COMMIT.match(name):      # compare-llama-bench.py's `t/s 0c1e570`: a build per column
         return {"label": name, "build_commit": name}
-    if number := BUILD_NUMBER.match(name):      # (`| test | b4500 | b5600 |`: a build each)
+    if number := BUILD_TAG.match(name):         # (`| test | b4500 | b5600 |`: a build each)
         return {"label": name, "build_number": int(number.group(1))}
     quant = QUANT_WORD.fullmatch(name)      # (`F16 PP [t/s] | Q4_0 PP [t/s]`: a file type each)
     return {"label": name, **({"backends": b} if (b := _named_backend(name)) else {}),
@@ -495,6 +497,8 @@ def build(block: Block) -> list[Parsed | Problem]:
     builds = list(NAMED_BUILD.finditer(heading))
     if len(builds) == 1 and "build_commit" not in shared and "build_number" not in shared:
         shared.update(_build_of(builds[0]))     # (`## Measurements (this version, 02a883fea)`)
+    if str(shared.get("model_type", "")).lower().endswith(".gguf"):   # (`Model: x.gguf`)
+        shared.setdefault("model_filename", shared.pop("model_type"))
     if shared.get("model_type"):                # (a note's `Model:` line: read as a cell)
         shared.update(_label_values("model", shared["model_type"]))
     quants = {m.group("quant") for m in QUANT_WORD.finditer(heading)}
