@@ -347,3 +347,11 @@ def test_a_bare_number_in_a_build_column_is_the_build_number(tmp_path):
     assert sorted((r.build_number, r.build_commit, r.avg_ts, r.model_filename, r.model_type)
                   for r in got) == [(10471, None, 246.24, "Qwen3-8B-Q4_K_M.gguf", None),
                                     (10472, None, 298.30, "Qwen3-8B-Q4_K_M.gguf", None)]
+
+
+def test_a_file_column_gives_the_file_and_its_quantization(tmp_path):
+    text = ("| File | pp512 | tg128 |\n|---|---:|---:|\n"
+            "| Qwen3-8B-Q4_K_M.gguf | 1234.5 | 45.6 |\n| Qwen3-8B-IQ3_XXS.gguf | 1300.1 | 52.3 |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert sorted({(r.model_filename, r.model_ftype) for r in got}) == [
+        ("Qwen3-8B-IQ3_XXS.gguf", "IQ3_XXS"), ("Qwen3-8B-Q4_K_M.gguf", "Q4_K_M")]

@@ -248,6 +248,9 @@ def _label_values(name: str, cell: str) -> dict[str, Any]:
         if not parts.get("model_ftype") and (quant := QUANT_WORD.search(text)):
             parts["model_ftype"] = quant.group("quant")
         return {**parts, "model_type": text}
+    if field == "model_filename":   # (its quantization in its name: `Qwen3-8B-Q4_K_M.gguf`)
+        quant = QUANT_WORD.search(text)
+        return {"model_filename": text, **({"model_ftype": quant.group("quant")} if quant else {})}
     if field == "model_arch":       # (`\`qwen35\` (hybrid)`: the architecture's name)
         return {"model_arch": text.split()[0]}
     if field == "backends":     # (`Host (build-rpc-hip-v2)` names a host, not a backend)
