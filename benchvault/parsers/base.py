@@ -128,6 +128,25 @@ class Problem:
     raw_text: str | None = None
 
 
+def own_lines(lines: list[str], first: int, own: Callable[[str], str | None], what: str
+              ) -> tuple[list[str], list[Problem]]:
+    """``lines`` (the first at line ``first``) as a format's grammar reads them: each of its own
+    as ``own`` gives it (None: not its own), any other blanked, with a warning when it held
+    text (`not a <what>, skipped: ...`)."""
+    kept: list[str] = []
+    skipped: list[Problem] = []
+    for i, line in enumerate(lines):
+        text = own(line)
+        if text is None:
+            kept.append("")
+            if line.strip():
+                skipped.append(Problem(first + i, f"not a {what}, skipped: "
+                                       f"{line.strip()[:80]!r}", line))
+        else:
+            kept.append(text)
+    return kept, skipped
+
+
 @dataclass(frozen=True)
 class BlockFormat:
     """A multi-line result block with a recognisable first and last line."""

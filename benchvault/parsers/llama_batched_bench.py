@@ -33,7 +33,7 @@ from typing import Any
 from lark import v_args
 
 from . import grammar
-from .base import Block, BlockFormat, BlockParseError, Context, Parsed, Problem
+from .base import Block, BlockFormat, BlockParseError, Context, Parsed, Problem, own_lines
 from .grammar import ColumnTransformer, flatten, snake_name
 from .offlinecontext import Case, case_rows
 from ..reading.cmdline import parse_command
@@ -43,17 +43,16 @@ COMMANDS = {"llama_batched_bench": re.compile(r"(?<![\w-])(?:llama-)?batched-ben
             "llama_sweep_bench": re.compile(r"(?<![\w-])(?:llama-)?sweep-bench\b")}
 TOOLS = {"llama_batched_bench": "llama-batched-bench", "llama_sweep_bench": "llama-sweep-bench"}
 
-# printed header → column of offline_runs (upstream's JSONL key in the comment)
-HEADERS = {"PP": "input_len",                       # pp
-           "TG": "output_len",                      # tg
-           "B": "batch_size",                       # pl
-           "N_KV": "n_kv",                          # n_kv
-           "T_PP s": "prefill_latency",             # t_pp
-           "S_PP t/s": "prefill_throughput",        # speed_pp
-           "T_TG s": "decode_latency",              # t_tg
-           "S_TG t/s": "decode_throughput",         # speed_tg
-           "T s": "total_latency",                  # t
-           "S t/s": "overall_throughput"}           # speed
+# upstream's JSONL key → column of offline_runs
+KEY_COLUMNS = {"pp": "input_len", "tg": "output_len", "pl": "batch_size", "n_kv": "n_kv",
+               "t_pp": "prefill_latency", "speed_pp": "prefill_throughput",
+               "t_tg": "decode_latency", "speed_tg": "decode_throughput", "t": "total_latency",
+               "speed": "overall_throughput"}
+# printed header → its JSONL key → column
+HEADER_KEYS = {"PP": "pp", "TG": "tg", "B": "pl", "N_KV": "n_kv", "T_PP s": "t_pp",
+               "S_PP t/s": "speed_pp", "T_TG s": "t_tg", "S_TG t/s": "speed_tg", "T s": "t",
+               "S t/s": "speed"}
+HEADERS = {header: KEY_COLUMNS[key] for header, key in HEADER_KEYS.items()}
 # headers with no column: their JSONL key in `extra`
 EXTRA_HEADERS = {"RSS HWM": "rss_hwm_mib", "VRAM delta": "vram_delta_mib"}
 # settings-line keys (= JSONL keys) with a column; any other (2023's `mmq`) goes to `extra`
@@ -139,17 +138,19 @@ def command_context_of(context: Context) -> tuple[str | None, dict[str, Any]]:
     return kind, row
 
 
+def case_context(context: Context, kind: str) -> dict[str, Any]:
+    """The columns every case of the program ``kind`` shares with the note around it."""
+    return {"section": context.section_text, "label": context.label_or_heading,
+            "tags": context.tags or None, "tool": TOOLS[kind], "engine": ENGINE}
+
+
 def build(block: Block) -> list[Parsed | Problem]:
-    out: list[Parsed | Problem] = []
-    kept: list[str] = []
-    for i, line in enumerate(block.lines):
-        if i == 0 or ROW.match(line):
-            kept.append(line)
-        else:
-            kept.append("")
-            if line.strip():
-                out.append(Problem(block.line_start + i, "not a row of the llama-batched-bench "
-                                   f"table, skipped: {line.strip()[:80]!r}", line))
+    # (the header is the block's first line; after it, the table's rule and rows)
+    rows_kept, skipped = own_lines(block.lines[1:], block.line_start + 1,
+                                   lambda line: line if ROW.match(line) else None,
+                                   "row of the llama-batched-bench table")
+    out: list[Parsed | Problem] = list(skipped)
+    kept = [block.lines[0], *rows_kept]
     while kept and not kept[-1].strip():
         kept.pop()
     try:
@@ -172,9 +173,7 @@ def build(block: Block) -> list[Parsed | Problem]:
     if kind is None:
         kind = "llama_batched_bench" if "B" in header else "llama_sweep_bench"
     printed, printed_extra = settings(block.context.printed)
-    context = block.context
-    row0: dict[str, Any] = {"section": context.section_text, "label": context.label_or_heading,
-                            "tags": context.tags or None, "tool": TOOLS[kind], "engine": ENGINE}
+    row0 = case_context(block.context, kind)
     row0.update(from_command)
     row0.update(printed)
     cases = []

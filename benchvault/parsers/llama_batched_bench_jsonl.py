@@ -23,12 +23,9 @@ from pydantic import ValidationError
 
 from ..schemas.offline import OfflineRun
 from .base import Context, LineFormat, Parsed
-from .llama_batched_bench import BOOL_SETTINGS, COMMANDS, ENGINE, SETTINGS, TOOLS, command_context_of
+from .llama_batched_bench import (BOOL_SETTINGS, COMMANDS, KEY_COLUMNS, SETTINGS, case_context,
+                                  command_context_of)
 
-# JSONL key → offline_runs column (the table's HEADERS, by key)
-KEYS = {"pp": "input_len", "tg": "output_len", "pl": "batch_size", "n_kv": "n_kv",
-        "t_pp": "prefill_latency", "speed_pp": "prefill_throughput", "t_tg": "decode_latency",
-        "speed_tg": "decode_throughput", "t": "total_latency", "speed": "overall_throughput"}
 INT_KEYS = {"pp", "tg", "pl", "n_kv"}
 LINE = re.compile(r'^\s*\{\s*"n_kv_max"\s*:.*"speed_pp"\s*:.*\}\s*$')
 
@@ -43,10 +40,9 @@ def build(line: int, text: str, context: Context) -> Parsed | None:
     kind, from_command = command_context_of(context)
     if kind is None:
         kind = "llama_batched_bench" if "pl" in record else "llama_sweep_bench"
-    row: dict[str, Any] = {"section": context.section_text, "label": context.label_or_heading,
-                           "tags": context.tags or None, "tool": TOOLS[kind], "engine": ENGINE,
-                           "phase": "benchmark", "format": FORMAT.name, "line_start": line,
-                           "line_end": line, "raw_text": text.strip()}
+    row = case_context(context, kind)
+    row.update(phase="benchmark", format=FORMAT.name, line_start=line, line_end=line,
+               raw_text=text.strip())
     row.update(from_command)
     extra: dict[str, Any] = {}
     for key, value in record.items():
@@ -54,8 +50,8 @@ def build(line: int, text: str, context: Context) -> Parsed | None:
             if value is not None:
                 extra[key] = value
             continue
-        if key in KEYS:
-            row[KEYS[key]] = int(value) if key in INT_KEYS else float(value)
+        if key in KEY_COLUMNS:
+            row[KEY_COLUMNS[key]] = int(value) if key in INT_KEYS else float(value)
         elif key in SETTINGS:
             row[key] = bool(value) if key in BOOL_SETTINGS else int(value)
         else:

@@ -34,7 +34,7 @@ from typing import Any
 from lark import v_args
 
 from . import grammar
-from .base import Block, BlockFormat, BlockParseError, Parsed, Problem
+from .base import Block, BlockFormat, BlockParseError, Parsed, Problem, own_lines
 from .grammar import ColumnTransformer, flatten
 from .offlinecontext import Case, case_rows, offline_context
 
@@ -73,17 +73,17 @@ def parse_lines(text: str) -> list[tuple]:
     return grammar.parse(parser, text + "\n", "offline throughput result")
 
 
+def _own(line: str) -> str | None:
+    """A line of the block without its comment or quote prefix, None for a foreign one."""
+    if _LINE.match(line) is None:
+        return None
+    return re.sub(r"^[\s>#*/-]*(?=[A-Za-z=])", "", line, count=1).rstrip()
+
+
 def build(block: Block) -> list[Parsed | Problem]:
-    out: list[Parsed | Problem] = []
-    kept: list[str] = []
-    for i, line in enumerate(block.lines):
-        if _LINE.match(line):
-            kept.append(re.sub(r"^[\s>#*/-]*(?=[A-Za-z=])", "", line, count=1).rstrip())
-        else:
-            kept.append("")
-            if line.strip():
-                out.append(Problem(block.line_start + i, "not a line of the offline "
-                                   f"throughput result, skipped: {line.strip()[:80]!r}", line))
+    kept, skipped = own_lines(block.lines, block.line_start, _own,
+                              "line of the offline throughput result")
+    out: list[Parsed | Problem] = list(skipped)
     items = parse_lines("\n".join(kept))
     pairs = [i for i in items if i[0] == "pair"]
     if not pairs:

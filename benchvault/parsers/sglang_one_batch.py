@@ -33,7 +33,7 @@ from typing import Any
 from lark import v_args
 
 from . import grammar
-from .base import Block, BlockFormat, BlockParseError, Parsed, Problem
+from .base import Block, BlockFormat, BlockParseError, Parsed, Problem, own_lines
 from .grammar import ColumnTransformer, flatten
 from .offlinecontext import Case, case_rows, offline_context, warmup_case
 
@@ -112,17 +112,15 @@ def _step(case: _Case, kind: str, values: list[str], at: int, printed: int | Non
     case.steps.append(step)
 
 
+def _own(line: str) -> str | None:
+    """A line of the result without its comment or quote prefix, None for a foreign one."""
+    return re.sub(_PREFIX, "", line, count=1).rstrip() if CONTINUES.match(line) else None
+
+
 def build(block: Block) -> list[Parsed | Problem]:
-    out: list[Parsed | Problem] = []
-    kept: list[str] = []
-    for i, line in enumerate(block.lines):
-        if CONTINUES.match(line):
-            kept.append(re.sub(_PREFIX, "", line, count=1).rstrip())
-        else:
-            kept.append("")
-            if line.strip():
-                out.append(Problem(block.line_start + i, "not a line of the bench_one_batch "
-                                   f"result, skipped: {line.strip()[:80]!r}", line))
+    kept, skipped = own_lines(block.lines, block.line_start, _own,
+                              "line of the bench_one_batch result")
+    out: list[Parsed | Problem] = list(skipped)
     items = parse_lines("\n".join(kept))
     if not items:
         raise BlockParseError("no value in the bench_one_batch result", 1)

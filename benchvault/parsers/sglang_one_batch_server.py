@@ -36,7 +36,7 @@ import re
 from lark import v_args
 
 from . import grammar
-from .base import Block, BlockFormat, BlockParseError, Parsed, Problem
+from .base import Block, BlockFormat, BlockParseError, Parsed, Problem, own_lines
 from .grammar import ColumnTransformer, flatten
 from .offlinecontext import Case, case_rows, offline_context
 
@@ -89,19 +89,9 @@ def parse_lines(text: str) -> list[tuple]:
     return grammar.parse(parser, text + "\n", "bench_one_batch_server result")
 
 
-def own_lines(block: Block, what: str) -> tuple[list[str], list[Problem]]:
-    """The block's lines with those not its own blanked (each a warning)."""
-    kept, skipped = [], []
-    for i, line in enumerate(block.lines):
-        match = CONTINUES.match(line)
-        if match is None:
-            kept.append("")
-            if line.strip():
-                skipped.append(Problem(block.line_start + i, f"not a line of the {what}, "
-                                       f"skipped: {line.strip()[:80]!r}", line))
-        else:
-            kept.append(re.sub(_PREFIX, "", line, count=1).rstrip())
-    return kept, skipped
+def _own(line: str) -> str | None:
+    """A line of the result without its comment or quote prefix, None for a foreign one."""
+    return re.sub(_PREFIX, "", line, count=1).rstrip() if CONTINUES.match(line) else None
 
 
 def _is_warmup(case: "_Case") -> bool:
@@ -162,7 +152,9 @@ def _read(case: _Case, label: str, printed: str | None, unit: str | None, note: 
 
 
 def build(block: Block) -> list[Parsed | Problem]:
-    kept, out = own_lines(block, "bench_one_batch_server result")
+    kept, skipped = own_lines(block.lines, block.line_start, _own,
+                              "line of the bench_one_batch_server result")
+    out: list[Parsed | Problem] = list(skipped)
     items = parse_lines("\n".join(kept))
     if not items:
         raise BlockParseError("no value in the bench_one_batch_server result", 1)

@@ -24,12 +24,11 @@ above gives the model and the engine's settings.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from lark import v_args
 
 from . import grammar
-from .base import Block, BlockFormat, BlockParseError, Parsed, Problem
+from .base import Block, BlockFormat, BlockParseError, Parsed, Problem, own_lines
 from .grammar import ColumnTransformer, flatten
 from .offlinecontext import Case, case_rows, offline_context
 
@@ -67,16 +66,15 @@ def _metric(words: str) -> str | None:
     return METRICS.get(words)
 
 
+def continues_as(line: str) -> str | None:
+    """A line of the block as its grammar reads it (a blank one too), None for a foreign one."""
+    return line.strip() if LINE.match(line) or not line.strip() else None
+
+
 def build(block: Block) -> list[Parsed | Problem]:
-    out: list[Parsed | Problem] = []
-    kept: list[str] = []
-    for i, line in enumerate(block.lines):
-        if LINE.match(line) or not line.strip():
-            kept.append(line.strip())
-        else:
-            kept.append("")
-            out.append(Problem(block.line_start + i, "not a line of the startup benchmark "
-                               f"result, skipped: {line.strip()[:80]!r}", line))
+    kept, skipped = own_lines(block.lines, block.line_start, continues_as,
+                              "line of the startup benchmark result")
+    out: list[Parsed | Problem] = list(skipped)
     items = parse_lines("\n".join(kept))
     case = Case(block.line_start)
     case.last = block.line_start + max(i for i, t in enumerate(kept) if t)
@@ -108,7 +106,7 @@ def build(block: Block) -> list[Parsed | Problem]:
 
 
 def continues(line: str) -> bool:
-    return LINE.match(line) is not None or not line.strip()
+    return continues_as(line) is not None
 
 
 FORMAT = BlockFormat(
