@@ -45,8 +45,8 @@ def configuration(run: Mapping[str, Any], source_name: str | None = None) -> dic
     tags = tags_of(run.get("tags"))
     texts = context_texts(run.get("label"), run.get("section"))
     model = run.get("model")
-    settings = {name: _int(run.get(name)) for name in LLAMA_SETTINGS
-                if _int(run.get(name)) is not None}
+    settings = {name: value for name in LLAMA_SETTINGS
+                if (value := _int(run.get(name))) is not None}
     return settings | {
         "engine": run.get("engine") or "unknown",
         "tool": run.get("tool"),

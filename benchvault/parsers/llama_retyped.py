@@ -38,9 +38,9 @@ from ..reading.tablecells import CELL_REMARK, DIFFERENCE, Table, cell_number, ce
 from ..schemas.llama_bench import LlamaBenchResult
 from .base import Block, Parsed, Problem, claimed_table
 from .grammar import snake_name
-from .llama_bench import (BACKENDS, CELL_FLAG, COLUMN_FIELDS, FIELDS, FLAG_FIELDS, HEADER_RE,
-                          SIZE_FACTORS,
-                          COUNT_FACTORS, build_from, model_parts, run_context, test_name, typed)
+from .llama_bench import (BACKENDS, CELL_FLAG, COLUMN_FIELDS, COUNT_FACTORS, FIELDS, FLAG_FIELDS,
+                          HEADER_RE, SIZE_FACTORS, build_from, model_parts, run_context,
+                          test_name, typed)
 
 # A test as llama-bench names it, anywhere in a header or a cell: `pp512`, `tg 128`,
 # `pp512+tg128`, `pp512 @ d4096`; retyped, its size in brackets (`PP (512)`).
@@ -398,9 +398,6 @@ def _run(header: str, columns: list[int]) -> dict[str, Any]:
     quant = QUANT_WORD.fullmatch(name)      # (`F16 PP [t/s] | Q4_0 PP [t/s]`: a file type each)
     return {"label": name, **({"backends": b} if (b := _named_backend(name)) else {}),
             **({"model_ftype": quant.group("quant")} if quant else {})}
-
-
-# A llama-bench flag and its value in a label cell (`-ngl 99 -ncmoe 48 (all experts CPU)`).
 
 
 def _flag_values(cell: str) -> dict[str, Any]:
