@@ -119,9 +119,12 @@ def test_a_wrapper_does_not_hide_the_command(line, args):
     assert {k: command.args.get(k) for k in args} == args
 
 
-def test_a_code_span_with_an_env_prefix_runs_its_command():
+@pytest.mark.parametrize("line", [
+    "`VLLM_USE_V1=1 vllm bench serve --num-prompts 7`",
+    "`python3 -m sglang.bench_serving --backend sglang-oai-chat --num-prompt 128`",
+])
+def test_a_code_span_with_an_env_prefix_or_interpreter_runs_its_command(line):
     # (a note quotes the command as a code span: the segmenter reads the span's text)
-    line = "`VLLM_USE_V1=1 vllm bench serve --num-prompts 7`"
     assert invoked_at(line, BENCH.search(line).start())
 
 
@@ -316,3 +319,41 @@ def test_a_run_without_a_command_takes_the_model_its_prose_names(tmp_path):
     ingest_into(db, note)
     assert rows(db, "SELECT label, model, duration FROM serving_runs") == [
         {"label": "qps1", "model": "Qwen/Qwen3-32B", "duration": 262.49}]
+
+
+@pytest.mark.parametrize("prose, stated", [
+    ("Benchmark workload: agentic coding, SSP=57600 / ISL=6400 / OSL=400 (64K context).",
+     {"random_input_len": 6400, "random_output_len": 400}),
+    ("- 入力/出力:input_len=512 / output_len=256",
+     {"random_input_len": 512, "random_output_len": 256}),
+    ("ISL/OSL = 1024/8192", {"random_input_len": 1024, "random_output_len": 8192}),
+    ("`vllm bench serve` random in2048/out128, warmup first",
+     {"random_input_len": 2048, "random_output_len": 128}),
+    ("Workload: 3000 input tokens, 30 output tokens.",
+     {"random_input_len": 3000, "random_output_len": 30}),
+    ("测试长度: 输入=200, 输出=100", {"random_input_len": 200, "random_output_len": 100}),
+    ("100 requests at concurrency level 10, num_prompts=100",
+     {"max_concurrency": 10, "num_prompts": 100}),
+    ("concurrency from 1 to 32, input: 8k", {}),             # a range, a rounded length
+    ("ISL=1024 here, ISL=2048 there", {}),                    # stated twice differently
+])
+def test_the_workload_a_notes_prose_states_once(prose, stated):
+    from benchvault.parsers.runcontext import workload_in_prose
+    assert workload_in_prose((prose,)) == stated
+
+
+def test_a_result_pasted_from_a_statistic_on_is_kept_marked_incomplete(tmp_path):
+    note = tmp_path / "tail.md"
+    note.write_text("```txt\nMedian ITL (ms):                         22.52\n"
+                    "P99 ITL (ms):                            41.28\n"
+                    "----------------End-to-end Latency----------------\n"
+                    "Mean E2EL (ms):                          31805.05\n"
+                    "P99 E2EL (ms):                           40164.55\n"
+                    "==================================================\n```\n")
+    db = tmp_path / "w.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT median_itl_ms, p99_itl_ms, mean_e2el_ms, extra FROM serving_runs") \
+        == [{"median_itl_ms": 22.52, "p99_itl_ms": 41.28, "mean_e2el_ms": 31805.05,
+             "extra": '{"incomplete": true}'}]
+    [reason] = [r["reason"] for r in rows(db, "SELECT reason FROM unparsed_blocks")]
+    assert "pasted from the line 'Median ITL (ms):" in reason

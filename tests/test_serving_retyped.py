@@ -40,6 +40,10 @@ from conftest import ingest_into, rows
     ("N Req", "num_prompts", 1.0),
     ("ISL", "random_input_len", 1.0),
     ("Output len", "random_output_len", 1.0),
+    ("Tok/s", "output_throughput", 1.0),     # vLLM's headline figure, the output tokens'
+    ("Total Tput (tok/s)", "total_token_throughput", 1.0),
+    ("Total Requests", "num_prompts", 1.0),
+    ("Achieved Concurrency", "concurrency", 1.0),     # what the run reached, not its setting
 ])
 def test_header_words_name_their_column(header, column, factor):
     got = meaning(header)
@@ -47,7 +51,7 @@ def test_header_words_name_their_column(header, column, factor):
 
 
 @pytest.mark.parametrize("header, name", [
-    ("Tok/s", "tok_per_s"),            # which tokens, the words do not say
+    ("Tok/s / GPU", "tok_per_s_per_gpu"),  # one GPU's share: no run's whole throughput
     ("Input tokens", "input_tokens"),  # a run's total, or each prompt's: the words do not say
     ("P99.9 ITL (ms)", "p99.9_itl_ms"),  # no column: kept in latency_stats
 ])
@@ -190,3 +194,85 @@ def test_conc_is_the_concurrency_setting(tmp_path):
          "mean_ttft_ms": 343.0},
         {"label": "Long ctx", "max_concurrency": 4, "output_throughput": 48.8,
          "mean_ttft_ms": 4290.0}]
+
+
+def test_a_header_over_two_rows_names_each_groups_runs(tmp_path):
+    text = ("| Concurrency | Req/s |  | Tok/s |  | TTFT (ms) |  |\n|---|---|---|---|---|---|---|\n"
+            "| | **base** | **PR** | **base** | **PR** | **base** | **PR** |\n"
+            "| 1 | 2.27 | 2.40 | 290.65 | 307.12 | 13.46 | 13.25 |\n"
+            "| 8 | 17.49 | 18.40 | 2238.99 | 2355.56 | 21.52 | 23.42 |\n")
+    got = read_note(tmp_path, text, RUNS.format(
+        "max_concurrency, request_throughput, output_throughput, mean_ttft_ms"))
+    assert [tuple(r.values()) for r in got] == [
+        ("base", 1, 2.27, 290.65, 13.46), ("PR", 1, 2.4, 307.12, 13.25),
+        ("base", 8, 17.49, 2238.99, 21.52), ("PR", 8, 18.4, 2355.56, 23.42)]
+
+
+def test_cells_with_an_arrow_are_the_runs_before_and_after(tmp_path):
+    text = ("| conc | req/s | out tok/s | TTFT p50 | ITL p99 |\n|---|---|---|---|---|\n"
+            "| 2 | 0.05 -> 0.06 +20% | 52.7 -> 52.9 +0% | 9537 → 9514 | 310.09 -> 309.95 (-0%) |\n")
+    got = read_note(tmp_path, text, RUNS.format(
+        "max_concurrency, request_throughput, output_throughput, median_ttft_ms, p99_itl_ms"))
+    assert [tuple(r.values()) for r in got] == [
+        ("before", 2, 0.05, 52.7, 9537.0, 310.09), ("after", 2, 0.06, 52.9, 9514.0, 309.95)]
+
+
+def test_a_bare_tok_s_column_gives_way_to_the_tables_output_column(tmp_path):
+    text = ("| Setup | Tok/s | Output tok/s | Total tok/s (space-grouped) | TTFT (ms) |\n"
+            "|---|---|---|---|---|\n| a | 999 | 500.5 | 336 827 | 12.5 |\n")
+    got = read_note(tmp_path, text, RUNS.format(
+        "output_throughput, total_token_throughput, mean_ttft_ms"))
+    assert [tuple(r.values()) for r in got] == [("a", 500.5, 336827.0, 12.5)]
+
+
+def test_a_table_a_diff_adds_is_read_as_the_file_has_it_after(tmp_path):
+    text = ("recipes/README.md\n```diff\n+## Measured\n+\n"
+            "+| Recipe | Concurrency | TTFT p50 (ms) | Output tok/s |\n+|---|---|---|---|\n"
+            "-| agg | 4 | 3100 | 250 |\n+| agg | 4 | 2900 | 258 |\n"
+            " | disagg | 16 | 32000 | 173 |\n```\n")
+    got = read_note(tmp_path, text, RUNS.format("max_concurrency, median_ttft_ms, output_throughput"))
+    assert [tuple(r.values()) for r in got] == [("agg", 4, 2900.0, 258.0),
+                                                ("disagg", 16, 32000.0, 173.0)]
+
+
+def test_settings_in_brackets_after_a_runs_name_are_its_settings(tmp_path):
+    text = ("| Metric | Before (c=1) | After (c=1) | Delta | Before (c=16) | After (c=16) |\n"
+            "|---|---|---|---|---|---|\n"
+            "| Output Throughput (tok/s) | 370.43 | 369.02 | -0.4% | 4961.65 | 4996.27 |\n"
+            "| Mean TTFT (ms) | 13.74 | 14.78 | +7.6% | 26.07 | 27.09 |\n")
+    got = read_note(tmp_path, text, RUNS.format("max_concurrency, output_throughput"))
+    assert [tuple(r.values()) for r in got] == [
+        ("Before", 1, 370.43), ("After", 1, 369.02), ("Before", 16, 4961.65),
+        ("After", 16, 4996.27)]
+
+
+def test_the_workload_a_notes_prose_states_fills_what_the_table_leaves_empty(tmp_path):
+    text = ("## A100 vs H100\n\n- 入力/出力:input_len=512 / output_len=256\n"
+            "- num_prompts=200 (the same at every concurrency)\n\n"
+            "| Concurrency | H100 req/s | A100 req/s | H100 TTFT(ms) | A100 TTFT(ms) |\n"
+            "|---|---|---|---|---|\n| 1 | 0.97 | 0.69 | 32.70 | 50.19 |\n")
+    got = read_note(tmp_path, text, RUNS.format(
+        "max_concurrency, random_input_len, random_output_len, num_prompts, mean_ttft_ms"))
+    assert [tuple(r.values()) for r in got] == [
+        ("H100", 1, 512, 256, 200, 32.7), ("A100", 1, 512, 256, 200, 50.19)]
+
+
+def test_words_that_say_which_throughput_name_no_run(tmp_path):
+    text = ("| Workload | Conc | Output tok/s | Total tok/s | TTFT (mean) |\n|---|---|---|---|---|\n"
+            "| Short ctx (1k×256) | 16 | 1320.8 | 6598.8 | 343 ms |\n"
+            "| Long-both (16k×2k) | 32 | 1112.6 | 10013 | 4.44 s |\n")
+    got = read_note(tmp_path, text, RUNS.format(
+        "max_concurrency, output_throughput, total_token_throughput, mean_ttft_ms"))
+    assert [tuple(r.values()) for r in got] == [
+        ("Short ctx (1k×256)", 16, 1320.8, 6598.8, 343.0),
+        ("Long-both (16k×2k)", 32, 1112.6, 10013.0, 4440.0)]
+
+
+def test_a_table_aligned_with_spaces_whose_headers_name_serving_metrics(tmp_path):
+    text = ("```\nConcurrency  Req/s  Output tok/s  Mean TTFT (ms)  Mean TPOT (ms)\n"
+            "1            0.5    60.1          40.2            15.1\n"
+            "8            3.5    420.1         80.2            18.1\n```\n")
+    got = read_note(tmp_path, text, RUNS.format(
+        "max_concurrency, request_throughput, output_throughput, mean_ttft_ms, mean_tpot_ms"))
+    assert [tuple(r.values()) for r in got] == [
+        (None, 1, 0.5, 60.1, 40.2, 15.1), (None, 8, 3.5, 420.1, 80.2, 18.1)]

@@ -187,10 +187,14 @@ def serving_context(context: Context, printed_backend: str | None = None) -> dic
                 row[key] = _NUMBER_KEYS[key](row[key])
             except ValueError:
                 row.pop(key)
+    prose = (*context.section, *context.prose)
     if not row.get("model"):        # (the one model id the note's prose names: `Qwen/Qwen3-32B`)
-        model = model_in_prose((*context.section, *context.prose))
+        model = model_in_prose(prose)
         if model is not None:
             row["model"] = model
+    if row.get("dataset_name") in (None, "random"):
+        for key, value in workload_in_prose(prose).items():
+            row.setdefault(key, value)
     row["engine"] = infer_engine(context, row.get("model"), printed_backend, row.get("backend"))
     return row
 
@@ -205,3 +209,41 @@ def model_in_prose(lines: tuple[str, ...]) -> str | None:
     """The one hub model id a note's prose names, or None (none, or several)."""
     found = {m.group(1).rstrip(".") for line in lines for m in HUB_MODEL_RE.finditer(line)}
     return found.pop() if len(found) == 1 else None
+
+
+# A workload as a note states it: `ISL=6400 / OSL=400`, `input_len=512 / output_len=256`,
+# `inp len: 32768`, `in2048/out128`, `ISL/OSL = 1024/1024`, `3000 input tokens, 30 output
+# tokens`, `输入=200, 输出=100`, `num_prompts=200`, `645 prompts`, `at concurrency 16`.
+_N = r"(\d{1,7})(?![\d.,]*\d|\s*[kKmM%])"
+_INPUT = r"(?:isl|input[_ -]?len(?:gth)?|inp\s+len|random[_-]input(?:[_-]len)?|prompt[_ ]len(?:gth)?|input|输入|入力)"
+_OUTPUT = r"(?:osl|output[_ -]?len(?:gth)?|out\s+len|random[_-]output(?:[_-]len)?|gen(?:eration)?[_ ]len(?:gth)?|output|输出|出力)"
+PROSE_WORKLOAD = (
+    (re.compile(r"(?<![\w-])" + _INPUT + r"\s*/\s*" + _OUTPUT + r"\s*(?:len(?:gths?)?)?\s*[=:：]?\s*"
+                + r"(\d{1,7})\s*/\s*" + _N, re.I), ("random_input_len", "random_output_len")),
+    (re.compile(r"(?<![\w-])" + _INPUT + r"\s*[=:：]\s*" + _N, re.I), ("random_input_len",)),
+    (re.compile(r"(?<![\w-])" + _OUTPUT + r"\s*[=:：]\s*" + _N, re.I), ("random_output_len",)),
+    (re.compile(r"(?<![\w-])in(\d{1,7})\s*/\s*out" + _N, re.I),
+     ("random_input_len", "random_output_len")),
+    (re.compile(r"(?<![\w.,])(\d{1,7})\s+input(?:\s+tokens?)?\s*[,/]\s*(\d{1,7})\s+output\b", re.I),
+     ("random_input_len", "random_output_len")),
+    (re.compile(r"\bnum[_ -]?prompts\s*[=:：]\s*" + _N + r"|(?<![\w.,])(\d{1,7})\s+prompts\b"
+                + r"|请求数量\s*[=:：]\s*" + _N, re.I), ("num_prompts",)),
+    (re.compile(r"\b(?:max[_ ])?concurrency(?:\s+level)?\s*(?:[=:：]|of)?\s*" + _N, re.I),
+     ("max_concurrency",)),
+)
+
+
+def workload_in_prose(lines: tuple[str, ...]) -> dict[str, int]:
+    """The workload a note's prose states once (its input and output lengths, its prompt
+    count, its concurrency): what a run's command and printed lines leave empty.  A value
+    stated twice differently states none."""
+    stated: dict[str, set[int]] = {}
+    for line in lines:
+        for pattern, keys in PROSE_WORKLOAD:
+            for match in pattern.finditer(line):
+                numbers = [g for g in match.groups() if g is not None]
+                for key, number in zip(keys, numbers):
+                    stated.setdefault(key, set()).add(int(number))
+            # (a pair read is not read again by one name: `ISL/OSL = 1024/8192`)
+            line = pattern.sub(" ", line)
+    return {key: values.pop() for key, values in stated.items() if len(values) == 1}

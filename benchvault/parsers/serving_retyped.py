@@ -56,15 +56,24 @@ STAT = re.compile(r"(?<![a-z0-9])(?:(?P<mean>mean|avg|average)|(?P<median>median
                   r"|(?P<max>max))(?![a-z])")
 STAT_ONLY = re.compile(r"^(?:mean|avg|average|median|mdn|std|stdev|stddev|min|max"
                        r"|p\d+(?:\.\d+)?)$")
-PER_SECOND = re.compile(r"(?:/|\bper\s+)s(?:ec(?:ond)?)?\b|\b(?:rps|qps|tps)\b|throughput"
+PER_SECOND = re.compile(r"(?:/|\bper\s+)s(?:ec(?:ond)?)?\b|\b(?:rps|qps|tps|tput)\b|throughput"
                         r"|goodput")
+# A figure per GPU (`tok/s/GPU`, `Total Tput / GPU`): no column of a run's whole throughput.
+PER_DEVICE = re.compile(r"(?:/|\bper\s*)\s*(?:gpu|card|device|chip|node|rank)s?\b")
+# A throughput of tokens that does not say which (`Tok/s`, `tok/s`): vLLM's headline figure,
+# the output tokens', unless the table names its output throughput elsewhere.
+BARE_TOKENS = re.compile(r"^(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tps|(?:token\s*)?throughput"
+                         r"\s*\(\s*tok(?:en)?s?\s*/\s*s(?:ec)?\s*\))$")
 # Settings and counts a hand-made table names in its own words (before the vocabulary's
 # `Concurrency:`, which is SGLang's measured concurrency, not the setting a table's column is).
 SETTINGS = (
     (re.compile(r"^(?:max(?:imum)?\s*)?(?:request\s*)?conc(?:urr?(?:ency)?)?\b|^c$|^bs$"),
      "max_concurrency"),
     (re.compile(r"^(?:traffic\s*)?request\s*rate\b|^rate\b|^qps$"), "request_rate"),
-    (re.compile(r"^(?:num(?:ber of)?[\s_]*)?prompts\b|^n$|^n\s*req(?:uests)?$"), "num_prompts"),
+    (re.compile(r"^(?:num(?:ber of)?[\s_]*)?prompts\b|^n$|^n\s*req(?:uests)?$|^total\s*requests$"),
+     "num_prompts"),
+    # the concurrency a run reached (SGLang's printed `Concurrency:`), not the one it was given
+    (re.compile(r"^(?:achieved|actual|measured|avg|average|mean)\s*concurrency\b"), "concurrency"),
     # the random dataset's lengths, as sweeps name them
     (re.compile(r"^isl$|^(?:random\s*)?input\s*len(?:gth)?$"), "random_input_len"),
     (re.compile(r"^osl$|^(?:random\s*)?output\s*len(?:gth)?$"), "random_output_len"),
@@ -112,6 +121,7 @@ class Meaning:
     metric: str | None = None
     stat: str | None = None
     percentile: float | None = None
+    bare: bool = False       # BARE_TOKENS: the output throughput, unless a column says so
 
     @property
     def measured(self) -> bool:
@@ -169,7 +179,7 @@ def _throughput(words: str) -> str | None:
         return "total_token_throughput"
     if re.search(r"\b(?:output|out|gen|generated|generation|decode)\b", words):
         return "output_throughput"
-    return None                          # a bare `tok/s`: which tokens, the words do not say
+    return None                          # a bare `tok/s`: BARE_TOKENS
 
 
 @lru_cache(maxsize=4096)
@@ -191,9 +201,13 @@ def meaning(label: str) -> Meaning | None:
     found = _latency(words)
     if found is not None:
         return found
+    if PER_DEVICE.search(words):
+        return Meaning(None, snake_name(text))
     column = _throughput(words)
     if column is not None:
         return Meaning(column, column)
+    if BARE_TOKENS.match(words):
+        return Meaning("output_throughput", "output_throughput", bare=True)
     if words in TEXT_COLUMNS:
         return Meaning(TEXT_COLUMNS[words], TEXT_COLUMNS[words])
     return Meaning(None, snake_name(text))
@@ -273,7 +287,14 @@ def _names_a_figure(words: str) -> bool:
     """The words name a statistic, a metric or a throughput: they are no run's name."""
     text = words.lower()
     return STAT.search(text) is not None or PER_SECOND.search(text) is not None \
-        or any(pattern.search(text) for pattern, _ in METRICS)
+        or any(pattern.search(text) for pattern, _ in METRICS) \
+        or THROUGHPUT_OF.fullmatch(text) is not None
+
+
+# Words that say which throughput a bare `tok/s` is (`Output tok/s`, `Total tok/s`): no run's
+# name.
+THROUGHPUT_OF = re.compile(r"(?:input|in|prompt|prefill|output|out|gen|generated|generation"
+                           r"|decode|total|request|req|peak)(?:\s+tokens?)?")
 
 
 def _column_runs(t: Table) -> list[Run] | None:
@@ -334,11 +355,33 @@ def _cell_runs(t: Table) -> list[Run] | None:
     return runs if any(len(run.cells) >= 2 for run in runs) else None
 
 
+# A cell of two runs' figures, the first's before an arrow (`8054 -> 8024 +0%`, `12.1 → 10.3`);
+# a change after the second (`+0%`, `(-16%)`) is the writer's.
+ARROW_CELL = re.compile(r"^(?P<before>[^>→⇒➜➡]*?\d[^>→⇒➜➡]*?)\s*(?:->|=>|→|⇒|➜|➡)\s*"
+                        r"(?P<after>[-+−]?[\d.,]+[^\s(]*)(?:\s*\(?[-+−±]?\s*\d[\d.]*\s*[%x×]\)?)?$")
+
+
+def _before_after(found: list[Run]) -> list[Run]:
+    """Each run whose cells hold an arrow (`34.1 -> 34.3`) as the two runs it compares,
+    `before` and `after`; a cell without one belongs to both."""
+    out = []
+    for run in found:
+        sides = [ARROW_CELL.match(cell_text(text)) for _, text, _ in run.cells]
+        if not any(sides):
+            out.append(run)
+            continue
+        for side in ("before", "after"):
+            out.append(Run(f"{run.label} {side}" if run.label else side, run.lines,
+                           [(name, m.group(side) if m else text, index)
+                            for (name, text, index), m in zip(run.cells, sides)], run.named))
+    return out
+
+
 def runs(lines: list[str]) -> list[Run] | None:
     t = table(lines)
     if t is None:
         return None
-    found = _row_runs(t) or _column_runs(t) or _cell_runs(t)
+    found = _before_after(_row_runs(t) or _column_runs(t) or _cell_runs(t) or [])
     if not found:
         return None
     # numbers under the metrics: at least two measured cells of one run read as numbers (one,
@@ -377,13 +420,36 @@ OUT_OF_CELL = re.compile(r"^\s*(\d[\d,]*)\s*/\s*(\d[\d,]*)\s*$")
 
 # A run's label that names its setting (`Concurrency 64`, `c=16`, `QPS: 2`, `bs 32`).
 LABEL_SETTING = re.compile(r"^(?P<name>[A-Za-z][A-Za-z _]*?)\s*[=:]?\s*(?P<value>\d+(?:\.\d+)?)$")
+# ...one of several in brackets (`c=16, isl=1024`)
+IN_BRACKET = re.compile(r"(?P<name>[A-Za-z][A-Za-z _]*?)\s*[=:]\s*(?P<value>\d+(?:\.\d+)?)")
 LABEL_SETTINGS = {"max_concurrency", "request_rate", "num_prompts", "random_input_len",
                   "random_output_len"}
 
 
-def _label_settings(label: str | None) -> dict[str, Any]:
-    match = LABEL_SETTING.match(cell_text(label or "").strip())
-    m = meaning(match.group("name")) if match else None
+def _label_settings(label: str | None) -> tuple[dict[str, Any], str | None]:
+    """(the settings a run's label names, the label without a bracket of only settings):
+    `Concurrency 64`, `c=16`, `Before (c=1)` → ({max_concurrency: 1}, `Before`)."""
+    text = cell_text(label or "").strip()
+    match = LABEL_SETTING.match(text)
+    if match:
+        return _setting(match), label
+    bracket = BRACKETED_SETTINGS.search(text)
+    if bracket is None:
+        return {}, label
+    found = [_setting(m) for m in IN_BRACKET.finditer(bracket.group(1))]
+    if not found or not all(found):
+        return {}, label
+    return {k: v for one in found for k, v in one.items()}, \
+        (text[:bracket.start()] + text[bracket.end():]).strip() or label
+
+
+# Settings in brackets after a run's name: `Before (c=16)`, `PR [c=8, isl=1024]`.
+BRACKETED_SETTINGS = re.compile(r"\s*[(\[]((?:[A-Za-z][A-Za-z _]*?\s*[=:]\s*\d+(?:\.\d+)?"
+                                r"[,;\s]*)+)[)\]]")
+
+
+def _setting(match: re.Match) -> dict[str, Any]:
+    m = meaning(match.group("name"))
     if m is None or m.column not in LABEL_SETTINGS:
         return {}
     value = float(match.group("value"))
@@ -456,6 +522,8 @@ def _read(run: Run, block: Block, problems: list[tuple[int, str]]
                 problems.append((line, f"{name}: {text!r} is not a whole number: left empty"))
                 continue
             value = int(value)
+        if m.bare and m.column in values:
+            continue                     # the table's own output column holds it
         values[m.column] = value
         unit_half = half_unit(re.sub(r"^[^\d.]*", "", text.replace(",", "")))
         if unit_half is not None:
@@ -508,14 +576,15 @@ def build(block: Block) -> list[Parsed | Problem]:
     for run in found:
         problems: list[tuple[int, str]] = []
         values, extra, stats, tolerance = _read(run, block, problems)
-        for column, value in _label_settings(run.label).items():
+        settings, run_label = _label_settings(run.label)
+        for column, value in settings.items():
             values.setdefault(column, value)
         for column, value in shared.items():     # the table's own figures first
             values.setdefault(column, value)
         if not any(isinstance(v, (int, float)) for v in values.values()) and not stats:
             continue
         first, last = min(run.lines), max(run.lines)
-        label = run.label or context.label_or_heading
+        label = run_label or context.label_or_heading
         row = ServingRun(
             **values, extra=extra or None, tags=context.tags or None, format=FORMAT.name,
             section=context.section_text, label=label,

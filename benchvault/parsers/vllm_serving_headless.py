@@ -25,8 +25,11 @@ FIRST_FIGURE = re.compile(r"^\s*Successful requests:[ \t]{2,}\d+\s*$")   # its p
 # 41.49 s`); its `Successful requests: N` before it is what the segmenter saw printed.
 RETYPED_START = re.compile(r"^\s*Benchmark duration \(s\):[ \t]+\d[\d.]*\s*$")
 SECTION_START = re.compile(r"^\s*-{3,}\s*(?:" + SECTION_TITLES + r")\s*-{3,}\s*$", re.I)
+# ...or one of a section's statistics, its rule left behind too (`Median ITL (ms):   22.52`).
+STATISTIC_START = re.compile(r"^\s*(?:Mean|Median|P\d+(?:\.\d+)?)\s+(?:TTFT|TPOT|ITL|E2EL)"
+                             r" \(ms\):[ \t]{2,}\d[\d.]*\s*$")
 START = re.compile(FIRST_FIGURE.pattern + "|" + SECTION_START.pattern + "|"
-                   + RETYPED_START.pattern, re.I)
+                   + RETYPED_START.pattern + "|" + STATISTIC_START.pattern, re.I)
 BANNER = "============ Serving Benchmark Result ============"
 CLOSING = re.compile(r"^\s*={10,}\s*$")
 # A label the block prints with no value after it (`Per-position acceptance (%):`).
@@ -34,7 +37,7 @@ HEADING = re.compile(r"^\s*[A-Za-z][\w ()%/-]{0,60}:\s*$")
 NEEDED = (re.compile(r"^\s*Benchmark duration \(s\):", re.I),
           re.compile(r"^\s*(?:Request|Output token|Total token|Input token) throughput", re.I))
 # A paste from a section on: two of the section's own statistics after its rule.
-STATISTIC = re.compile(r"^\s*(?:Mean|Median|Std|P\d+(?:\.\d+)?)\s+[A-Za-z]+ \(ms\):[ \t]+\S")
+STATISTIC = re.compile(r"^\s*(?:Mean|Median|Std|P\d+(?:\.\d+)?)\s+[A-Za-z][A-Za-z0-9]* \(ms\):[ \t]+\S")
 
 
 # A label padded to the value column, whatever the value (one garbled, `not set`)...
@@ -70,6 +73,7 @@ def build(block: Block) -> list[Parsed]:
     while lines and not lines[-1].strip():
         lines.pop()
     from_section = SECTION_START.match(lines[0]) is not None if lines else False
+    from_statistic = STATISTIC_START.match(lines[0]) is not None if lines else False
     start = block.line_start - 1            # the banner put back stands before the block
     completed = (block.context.printed or {}).get("Successful requests")
     if lines and RETYPED_START.match(lines[0]) and completed is not None:
@@ -79,6 +83,9 @@ def build(block: Block) -> list[Parsed]:
     if from_section:
         if sum(1 for ln in lines[1:8] if STATISTIC.match(ln)) < 2:
             return []
+    elif from_statistic:
+        if sum(1 for ln in lines[:8] if STATISTIC.match(ln)) < 3:
+            return []                       # (a statistic or two quoted in a note)
     elif len(lines) < 4 or not all(any(p.match(ln) for ln in lines[:8]) for p in NEEDED):
         return []
     if not CLOSING.match(lines[-1]):
@@ -87,13 +94,15 @@ def build(block: Block) -> list[Parsed]:
                   True, block.context)
     built = vllm_serving.build(inner)
     built = built if isinstance(built, list) else [built]
-    if from_section:
+    if from_section or from_statistic:
         # The figures above the section were not pasted: what is here is kept, marked so.
+        where = f"its section {lines[0].strip(' -')!r}" if from_section \
+            else f"the line {lines[0].strip()!r}"
         for parsed in built:
             parsed.row.extra = {**(parsed.row.extra or {}), INCOMPLETE: True}
-            parsed.warnings.append((block.line_start, "a result block pasted from its section "
-                                    f"{lines[0].strip(' -')!r} on: the figures above it are "
-                                    "not in the paste; kept, marked incomplete"))
+            parsed.warnings.append((block.line_start, f"a result block pasted from {where} "
+                                    "on: the figures above it are not in the paste; kept, "
+                                    "marked incomplete"))
     return built
 
 
@@ -103,7 +112,7 @@ FORMAT = BlockFormat(
     description="vLLM / SGLang serving result block pasted without its banner line, from "
                 "`Successful requests:` on (read as vllm_serving).",
     upstream=("vllm bench serve / benchmark_serving.py result block, banner left out",),
-    markers=("Successful requests:", "---", "Benchmark duration (s):"),
+    markers=("Successful requests:", "---", "Benchmark duration (s):", " (ms):"),
     start=START,
     end=None,
     max_lines=120,

@@ -176,8 +176,10 @@ def invoked_at(text: str, start: int) -> bool:
     # A prompt symbol repaired from mojibake can stick to the next word (`🟠⯠VAR=1`).
     words = [GLUED_PROMPT.sub("", w) or "❯" for w in prefix.split()]
     while words:
-        # (`` `VAR=1 vllm bench ...` ``: a code span's backtick before the first word)
-        if (INTERPRETER_WORD.match(words[-1]) or ENV_ASSIGNMENT.match(words[-1].lstrip("`"))
+        # (`` `VAR=1 vllm bench ...` ``, `` `python3 -m sglang...` ``: a code span's backtick
+        # before the first word)
+        if (INTERPRETER_WORD.match(words[-1].lstrip("`"))
+                or ENV_ASSIGNMENT.match(words[-1].lstrip("`"))
                 or words[-1] in SHELL_WORDS):
             words.pop()
         elif words[-1] in _QUOTES and _strip_wrapper(inner := words[:-1]):

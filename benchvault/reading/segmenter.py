@@ -42,6 +42,17 @@ NOT_CONTINUATION_RE = re.compile(
     r"^(?:Namespace\(|=|-{3,}|#|INFO|WARNING|DEBUG|ERROR|\(|\[|\||`{3}|~{3}|\d+%\||Running\b"
     r"|(?:--|//|;|>)[ \t])")
 BLOCKQUOTE_RE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")
+DIFF_FENCE_RE = re.compile(r"^\s*(?:`{3,}|~{3,})\s*(?:diff|patch)\b", re.I)
+
+
+def _undiffed(text: str) -> str:
+    """A ```diff fence's line as the file has it after the change: an added or kept line
+    without its `+` / space, and a fence the change adds blank (it would close the diff's
+    own).  (A removed line or a hunk header is skipped before; here it is blank.)"""
+    if text[:1] in "+ " and not text.startswith("+++"):
+        text = text[1:]
+        return "" if FENCE_RE.match(text) else text
+    return "" if text[:1] in ("-", "@") else text
 # What people put before every line of pasted output: shell/Python/TOML comments, C and SQL
 # comments, ini comments, quoted replies (nested too).  A run of lines that share one is read
 # as if it were not there; a lone `# c=16` stays a comment.
@@ -413,6 +424,7 @@ class Segmenter:
         # `### Results` beside it.
         self.labelled_lines: dict[str, str] = {}
         self.in_fence = False
+        self.diff_fence = False     # the open fence is a ```diff: its lines carry +/-/space
         # In a markdown note, unfenced lines only a program prints (a log record, a prompt)
         # open a pasted terminal capture that lasts to the next blank line: its tables are
         # tool output and its `# c=16` lines comments, as inside a fence.
@@ -517,6 +529,9 @@ class Segmenter:
                 if cut:
                     self.cuts[lineno] = cut
                 if self.markdown:
+                    if self.diff_fence and self.in_fence and text[:1] in ("-", "@") \
+                            and not FENCE_RE.match(text):
+                        continue    # a line the change removes: gone from the file
                     text = self._unquote(text)
                     if not self.in_fence:
                         bare = _undecorated(text)
@@ -893,6 +908,7 @@ class Segmenter:
 
     def _context_line(self, start: int, text: str) -> None:
         if FENCE_RE.match(text):
+            self.diff_fence = not self.in_fence and DIFF_FENCE_RE.match(text) is not None
             if not self.in_fence and self.fence_label is not None:
                 self.pending_label = self.fence_label
             self.fence_label = None
@@ -1122,10 +1138,12 @@ class Segmenter:
             return []
         return spans
 
-    @staticmethod
-    def _unquote(text: str) -> str:
+    def _unquote(self, text: str) -> str:
         """Output quoted in a reply (`> ====== Serving Benchmark Result ======`) is output;
-        `>` can only open a quote within a line's first four characters."""
+        `>` can only open a quote within a line's first four characters.  In a ```diff
+        fence, a line is what it adds or keeps (`+| 4 | 258 |`)."""
+        if self.diff_fence and self.in_fence:
+            text = _undiffed(text)
         return BLOCKQUOTE_RE.sub("", text, count=1) if ">" in text[:4] else text
 
     def _close_region(self, region: Region, after: tuple[int, int, str] | None

@@ -22,10 +22,11 @@ from ..parsers.base import Block, Parsed
 LINE_BREAK_RE = re.compile(r"\s*<br\s*/?>\s*", re.I)
 MARKUP_RE = re.compile(r"<[^>]+>|\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|`")
 # `45.74`, `-0.6%`, `63.0 GB`, `13.5GB`, `1,234.5`, `~25.9%`, `878.31 ± 4.11`
-# A number in a cell: `1,234.5` (commas group thousands), `12.3`, `1e-3`, or a decimal comma
+# A number in a cell: `1,234.5` (commas or spaces group thousands: `336 827`), `12.3`, `1e-3`, or a decimal comma
 # (`199,8`, `13,26`: a comma followed by other than three digits).
 NUMBER_CELL_RE = re.compile(
-    r"^[~≈]?\s*(?P<number>[-+−]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+,(?!\d{3}(?!\d))\d+"
+    r"^[~≈]?\s*(?P<number>[-+−]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:[ \u2009\u202f]\d{3})+(?:\.\d+)?"
+    r"|\d+,(?!\d{3}(?!\d))\d+"
     r"|\d*\.?\d+(?:[eE][-+]?\d+)?))"
     r"\s*(?P<unit>%|[A-Za-zµ]{1,6}(?:/[A-Za-z]{1,4})?)?"
     r"\s*(?:(?:±|\+/-|\+-)\s*\d*[.,]?\d+\s*%?)?$")
@@ -67,7 +68,8 @@ def printed_number(text: str) -> tuple[str | None, str | None]:
     if match is None:
         return None, None
     number = match.group("number")
-    number = number.replace(",", ".") if DECIMAL_COMMA.match(number) else number.replace(",", "")
+    number = number.replace(",", ".") if DECIMAL_COMMA.match(number) else \
+        re.sub(r"[, \u2009\u202f]", "", number)
     return number.replace("−", "-"), match.group("unit")
 
 
@@ -158,4 +160,26 @@ def table(lines: list[str]) -> Table | None:
             if "|" in line and not SEPARATOR.match(line)]
     if len(rows) < 2:
         return None
-    return Table(rows[0][1], rows[1:])
+    header, body = rows[0][1], rows[1:]
+    if len(body) > 1 and _sub_header(header, body[0][1]):
+        header, body = _joined_header(header, body[0][1]), body[1:]
+    return Table(header, body)
+
+
+def _sub_header(header: list[str], row: list[str]) -> bool:
+    """``row`` is the second line of a header over two rows: the first names groups over
+    blank cells (`| Req/s |  | TTFT (ms) |  |`), this one names the columns of each group
+    (`|  | main | PR | main | PR |`), with no number of a result in it."""
+    return bool(row) and not row[0] and any(not h for h in header[1:]) \
+        and sum(bool(c) for c in row) >= 2 and all(cell_number(c)[0] is None for c in row)
+
+
+def _joined_header(header: list[str], row: list[str]) -> list[str]:
+    """Each column's name over two header rows: `main Req/s`, `PR Req/s` (the run first, as
+    a header naming its runs writes them)."""
+    out, group = [], ""
+    for c in range(max(len(header), len(row))):
+        group = header[c] if c < len(header) and header[c] else group
+        sub = row[c] if c < len(row) else ""
+        out.append(f"{sub} {group}".strip() if c else header[0] or sub)
+    return out
