@@ -355,3 +355,24 @@ def test_a_file_column_gives_the_file_and_its_quantization(tmp_path):
     got, _ = read(tmp_path, text, "note.md")
     assert sorted({(r.model_filename, r.model_ftype) for r in got}) == [
         ("Qwen3-8B-IQ3_XXS.gguf", "IQ3_XXS"), ("Qwen3-8B-Q4_K_M.gguf", "Q4_K_M")]
+
+
+def test_an_amd_target_its_gpu_and_one_quantization_stated_in_prose(tmp_path):
+    text = ("## Benchmarks\n\nMeasured on gfx1151 (Radeon 8060S), Qwen3.6-35B-A3B Q4_K_M, "
+            "`-ngl 999 -r 1`.\n\n| test | baseline t/s | this PR t/s |\n|---|---|---|\n"
+            "| pp128 | 549.01 | 563.88 |\n| tg128 | 53.31 | 53.28 |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert {(r.label, r.test, r.avg_ts) for r in got} >= {("this PR", "tg128", 53.28)}
+    assert {(r.gpu_arch, r.gpu_info, r.model_ftype, r.n_gpu_layers) for r in got} == {
+        ("gfx1151", "Radeon 8060S", "Q4_K_M", 999)}
+
+
+def test_a_build_cell_of_words_a_tag_and_a_commit(tmp_path):
+    text = ("Model: `aurora-effects-v8-q8_0.gguf` (26.62 GiB)\n\n"
+            "| Build | `pp64` (tok/s) | `tg16` (tok/s) |\n|---|---|---|\n"
+            "| **Lemonade prebuilt b1270** (`39cf5d6`) | 253.96 ± 27.59 | 7.48 ± 0.05 |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert {(r.test, r.avg_ts, r.stddev_ts, r.build_commit, r.build_number, r.model_filename,
+             r.model_ftype) for r in got} == {
+        ("pp64", 253.96, 27.59, "39cf5d6", 1270, "aurora-effects-v8-q8_0.gguf", "Q8_0"),
+        ("tg16", 7.48, 0.05, "39cf5d6", 1270, "aurora-effects-v8-q8_0.gguf", "Q8_0")}

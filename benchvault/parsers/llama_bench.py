@@ -437,6 +437,17 @@ PROSE_DEVICE = re.compile(r"(?:^|[·|;]\s*|[-*+]\s+)\**\s*(?P<what>GPU|CPU|Card|
                           r"\s*(?=[·|;,(*]|$)", re.I)
 
 
+# An AMD GPU by its name and its LLVM target, either way round (`gfx1151 (Radeon 8060S)`,
+# `Radeon RX 7900 XTX / gfx1100`); a target alone.
+_RADEON = r"(?:AMD\s+)?Radeon(?:\s+(?:RX|Pro|AI|Graphics|[A-Z]?\d{3,5}[A-Z]*|XTX?|XT|M))+"
+PROSE_RADEON = re.compile(r"(?<![\w-])(?P<arch>gfx\d{3,4}[a-z]?)`?\s*\(\s*(?P<name>" + _RADEON + r")"
+                          r"|(?P<name2>" + _RADEON + r")\s*[(/,]\s*`?(?P<arch2>gfx\d{3,4}[a-z]?)\b")
+PROSE_GFX = re.compile(r"(?<![\w-])(gfx\d{3,4}[a-z]?)(?![\w-])")
+# A quantization named in words (`Q4_K_M`, `UD-Q4_K_XL`, `MXFP4`), not in a file's name.
+PROSE_QUANT = re.compile(r"(?<![\w.-])(?:UD-)?(?P<quant>I?Q\d_(?:[A-Z0-9]+_?)*[A-Z0-9]|MXFP4|NVFP4)"
+                         r"(?![\w.-])")
+
+
 def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
     """What a note's prose around a table (``Context.prose``) states of every run in it, when
     it states one value: llama-bench's flags (`-t 8`, `-fa on`), its build, its thread count, a
@@ -474,6 +485,14 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
             if arch and field == "gpu_info":     # (CUDA's as its compute capability: 8.6)
                 digits = re.sub(r"\D", "", arch) if arch.lower().startswith("sm") else None
                 state("gpu_arch", f"{digits[:-1]}.{digits[-1]}" if digits else arch)
+    for match in PROSE_RADEON.finditer(text):     # (`gfx1151 (Radeon 8060S)`)
+        state("gpu_arch", match.group("arch") or match.group("arch2"))
+        state("gpu_info", (match.group("name") or match.group("name2")).strip())
+    for arch in set(PROSE_GFX.findall(text)):
+        state("gpu_arch", arch)
+    quants = {m.group("quant") for m in PROSE_QUANT.finditer(text)}
+    if len(quants) == 1:                          # (`Qwen3.6-35B-A3B Q4_K_M, -ngl 999`)
+        state("model_ftype", quants.pop())
     # (a bare `CPU` is no backend in prose: `experts on CPU`, `CPU offload`)
     words = {BACKENDS.get(w.lower()) for w in re.findall(r"[A-Za-z]+", text) if w.lower() != "cpu"}
     if PROSE_CPU_ONLY.search(text):

@@ -92,6 +92,8 @@ NAMED_BUILD = re.compile(r"(?<![\w.-])(?:(?P<commit>(?=[0-9a-f]*\d)(?=[0-9a-f]*[
 # A model file's quantization written in its name (`Qwen3.8-27B IQ3_S`, `UD-Q2_K_XL`, `BF16`).
 QUANT_WORD = re.compile(r"(?<![A-Za-z0-9])(?:UD-)?(?P<quant>I?Q\d(?:_[A-Z0-9]+)*|TQ\d_\d|BF16|F16"
                         r"|F32|MXFP4(?:_MOE)?|NVFP4)(?![A-Za-z0-9])")
+# ...in a file's name, in any case (`aurora-v8-q8_0.gguf`)
+QUANT_IN_NAME = re.compile(QUANT_WORD.pattern, re.I)
 BUILD_TAG = re.compile(r"^b(\d{3,5})(?:\s*[(\[][^()\[\]]*[)\]])?$", re.I)   # `b10964 (old)`
 # ...and in a Build column, a bare `10472` too (a commit has letters, or 7 digits at least)
 BUILD_NUMBER = re.compile(r"^b?(\d{3,5})(?:\s*[(\[][^()\[\]]*[)\]])?$", re.I)
@@ -264,11 +266,17 @@ def _label_values(name: str, cell: str) -> dict[str, Any]:
         if loose := LOOSE_BUILD.match(text):
             return {"build_commit": loose.group(1), "_unread": [
                 f"{header}: {loose.group(2)!r} is not a build number: left empty"]}
-        named = NAMED_BUILD.search(text)
-        if named and named.group("commit"):         # (`ik 4706 (`70ea1522`)`: both, in words)
-            number = BARE_NUMBER.search(text[:named.start()] + " " + text[named.end():])
-            return {"build_commit": named.group("commit"),
-                    **({"build_number": int(number.group(1))} if number else {})}
+        # (`ik 4706 (`70ea1522`)`, `Lemonade prebuilt b1270 (`39cf5d6`)`: both, in words)
+        named = list(NAMED_BUILD.finditer(text))
+        commits = {m.group("commit") for m in named if m.group("commit")}
+        numbers = {int(m.group("number")) for m in named if m.group("number")}
+        if len(commits) == 1 and not numbers:
+            commit = next(m for m in named if m.group("commit"))
+            if number := BARE_NUMBER.search(text[:commit.start()] + " " + text[commit.end():]):
+                numbers = {int(number.group(1))}
+        if len(commits) == 1 or not commits and len(numbers) == 1:
+            return {**({"build_commit": commits.pop()} if commits else {}),
+                    **({"build_number": numbers.pop()} if len(numbers) == 1 else {})}
         return {"build_commit": text}
     if field in ("model_size", "model_n_params"):
         words = re.sub(r"^([\d.,]+)([A-Za-z]+)$", r"\1 \2", text).split()    # (`1.10B`)
@@ -499,6 +507,8 @@ def build(block: Block) -> list[Parsed | Problem]:
         shared.update(_build_of(builds[0]))     # (`## Measurements (this version, 02a883fea)`)
     if str(shared.get("model_type", "")).lower().endswith(".gguf"):   # (`Model: x.gguf`)
         shared.setdefault("model_filename", shared.pop("model_type"))
+        if quant := QUANT_IN_NAME.search(shared["model_filename"]):   # (`...-q8_0.gguf`)
+            shared.setdefault("model_ftype", quant.group("quant").upper())
     if shared.get("model_type"):                # (a note's `Model:` line: read as a cell)
         shared.update(_label_values("model", shared["model_type"]))
     quants = {m.group("quant") for m in QUANT_WORD.finditer(heading)}

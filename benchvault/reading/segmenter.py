@@ -43,16 +43,22 @@ NOT_CONTINUATION_RE = re.compile(
     r"|(?:--|//|;|>)[ \t])")
 BLOCKQUOTE_RE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")
 DIFF_FENCE_RE = re.compile(r"^\s*(?:`{3,}|~{3,})\s*(?:diff|patch)\b", re.I)
+DIFF_HEADER_RE = re.compile(r"^(?:(?:---|\+\+\+) (?:[ab]/|/dev/null)|@@ )")
 
 
 def _undiffed(text: str) -> str:
-    """A ```diff fence's line as the file has it after the change: an added or kept line
-    without its `+` / space, and a fence the change adds blank (it would close the diff's
-    own).  (A removed line or a hunk header is skipped before; here it is blank.)"""
-    if text[:1] in "+ " and not text.startswith("+++"):
+    """A ```diff fence's line as the file has it, before or after the change: an added, kept
+    or removed line without its `+` / space / `-` (what it held was measured either way); a
+    file header (`--- a/README.md`), a hunk header (`@@ -1,4 +1,5 @@`) and a fence the change
+    adds (it would close the diff's own) are blank."""
+    if DIFF_HEADER_RE.match(text):
+        return ""
+    if text[:1] in "+- ":
         text = text[1:]
         return "" if FENCE_RE.match(text) else text
-    return "" if text[:1] in ("-", "@") else text
+    return text
+
+
 # What people put before every line of pasted output: shell/Python/TOML comments, C and SQL
 # comments, ini comments, quoted replies (nested too).  A run of lines that share one is read
 # as if it were not there; a lone `# c=16` stays a comment.
@@ -529,9 +535,6 @@ class Segmenter:
                 if cut:
                     self.cuts[lineno] = cut
                 if self.markdown:
-                    if self.diff_fence and self.in_fence and text[:1] in ("-", "@") \
-                            and not FENCE_RE.match(text):
-                        continue    # a line the change removes: gone from the file
                     text = self._unquote(text)
                     if not self.in_fence:
                         bare = _undecorated(text)
@@ -1141,7 +1144,7 @@ class Segmenter:
     def _unquote(self, text: str) -> str:
         """Output quoted in a reply (`> ====== Serving Benchmark Result ======`) is output;
         `>` can only open a quote within a line's first four characters.  In a ```diff
-        fence, a line is what it adds or keeps (`+| 4 | 258 |`)."""
+        fence, a line is what it adds, keeps or removes (`+| 4 | 258 |`)."""
         if self.diff_fence and self.in_fence:
             text = _undiffed(text)
         return BLOCKQUOTE_RE.sub("", text, count=1) if ">" in text[:4] else text
