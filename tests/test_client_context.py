@@ -357,3 +357,17 @@ def test_a_result_pasted_from_a_statistic_on_is_kept_marked_incomplete(tmp_path)
              "extra": '{"incomplete": true}'}]
     [reason] = [r["reason"] for r in rows(db, "SELECT reason FROM unparsed_blocks")]
     assert "pasted from the line 'Median ITL (ms):" in reason
+
+
+def test_labels_a_plain_line_above_a_heading_with_a_colon_and_a_one_line_code_fence(tmp_path):
+    bare = result("262.49").split("```shell\n", 1)[1].rsplit("```", 1)[0] + "=" * 50 + "\n"
+    note = tmp_path / "labels.md"
+    note.write_text("## Test Plan\n\n```VLLM_USE_DEEP_GEMM=1 vllm serve Qwen/Qwen3-30B-A3B```\n\n"
+                    "## Results\n\n4 nodes (tp)\n\n" + bare + "\n"
+                    "#### Baseline:\n" + bare.replace("262.49", "263.49") + "\n"
+                    "WO tuned configs\n\n```text\n" + bare.replace("262.49", "264.49") + "```\n")
+    db = tmp_path / "w.db"
+    ingest_into(db, note)
+    assert [(r["label"], r["duration"]) for r in rows(
+        db, "SELECT label, duration FROM serving_runs ORDER BY line_start")] == [
+        ("4 nodes (tp)", 262.49), ("Baseline", 263.49), ("WO tuned configs", 264.49)]

@@ -64,7 +64,9 @@ class Context:
 
     @property
     def label_or_heading(self) -> str | None:
-        return self.label or (self.section[-1] if self.section else None)
+        # (a heading written as a label, `#### Baseline:`, names it without its colon)
+        return self.label or (self.section[-1].rstrip(":").rstrip() or None
+                              if self.section else None)
 
 
 @dataclass

@@ -33,7 +33,7 @@ def json_start_patterns(formats: tuple[FileFormat, ...]) -> tuple[bytes, ...]:
     return (JSON_OPENER_BYTES, keyed) if keys else (JSON_OPENER_BYTES,)
 SQL_START = re.compile(r"^\s*CREATE\s+TABLE\b", re.I)
 SQL_STATEMENT = re.compile(r"^\s*(?:CREATE\s+TABLE|INSERT\s+INTO)\b", re.I)
-FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
+FENCE = re.compile(r"^\s*(?:`{3,}(?!.*`)|~{3,})")   # (```cmd``` is one line of code)
 # A line of pretty-printed JSON starts with one of these (a line that does not is one typed
 # into the paste, or a prompt).
 JSON_LINE = re.compile(r'^\s*(?:["{}\[\],:\d-]|true\b|false\b|null\b|NaN\b|-?Infinity\b|$)')

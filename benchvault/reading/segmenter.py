@@ -29,7 +29,8 @@ from .wrap import (WRAP_BREAK, Pane, at_edge, cut_in_token, joined, parted_flag,
                    ragged_joined, ragged_readings, readings)
 from ..parsers.runcontext import LAUNCH_COMMANDS
 
-FENCE_RE = re.compile(r"^\s*(?:`{3,}|~{3,})")
+# (a line of backticks with more backticks after them is code in one line, ```cmd```, no fence)
+FENCE_RE = re.compile(r"^\s*(?:`{3,}(?!.*`)|~{3,})")
 HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 COMMENT_RE = re.compile(r"^\s*#+\s+(.*\S)\s*$")  # `#Input tokens: N` (SGLang) is output, not a comment
 HTML_TAG_RE = re.compile(r"<[^>]+>")
@@ -1324,9 +1325,11 @@ class Segmenter:
             started = next((f for f in self.formats if f.starts(text)), None) \
                 if self.start_hint.search(text) else None
             if started is not None:
-                if self.pending_label is not None and self.ctx.label is None:
-                    self.ctx.label = self.pending_label
-                self.pending_label = None
+                # (a short plain line right above it, blank lines between, names it too)
+                named = self.pending_label or (self.fence_label if self.markdown else None)
+                if named is not None and self.ctx.label is None:
+                    self.ctx.label = named
+                self.pending_label = self.fence_label = None
                 block = Block(started, [text], start, end, False, self.ctx.snapshot())
                 # Ended on its own line (an HTML <table>...</table>) or by the lines after it.
                 if started.end is not None and (started.end.match(text)
