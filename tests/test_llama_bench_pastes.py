@@ -376,3 +376,26 @@ def test_a_build_cell_of_words_a_tag_and_a_commit(tmp_path):
              r.model_ftype) for r in got} == {
         ("pp64", 253.96, 27.59, "39cf5d6", 1270, "aurora-effects-v8-q8_0.gguf", "Q8_0"),
         ("tg16", 7.48, 0.05, "39cf5d6", 1270, "aurora-effects-v8-q8_0.gguf", "Q8_0")}
+
+
+def test_the_devices_a_note_printed_in_an_earlier_section_hold_for_its_table(tmp_path):
+    text = ("## Detection\n\n```\n$ ./llama-bench -h\nggml_cuda_init: found 1 ROCm devices:\n"
+            "  Device 0: Radeon 8060S Graphics, gfx1151 (0x1151), VMM: no, Wave Size: 32\n```\n\n"
+            "## Parity\n\n| Build | pp64 (tok/s) | tg16 (tok/s) |\n|---|---|---|\n"
+            "| b1270 | 253.96 | 7.48 |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert {(r.test, r.gpu_info, r.gpu_arch, r.gpu_count) for r in got} == {
+        ("pp64", "Radeon 8060S Graphics", "gfx1151", 1), ("tg16", "Radeon 8060S Graphics", "gfx1151", 1)}
+
+
+@pytest.mark.parametrize("prose, gpu, cpu", [
+    ("Ran it on another box (RTX 3070 and an AMD Ryzen 7 5800X)", "RTX 3070", "AMD Ryzen 7 5800X"),
+    ("MoE tuning (i7-10750H + RTX 2060 mobile, b9442)", "RTX 2060 mobile", "i7-10750H"),
+    ("Repro on macOS (Apple M5, 32 GB)", "Apple M5", None),
+    ("Testing on Intel Core Ultra 265K, 64GB", None, "Intel Core Ultra 265K"),
+    ("RTX 4090 against RTX 3090", None, None),                    # two named: neither
+])
+def test_the_one_gpu_and_cpu_a_notes_prose_names(prose, gpu, cpu):
+    from benchvault.parsers.llama_bench import stated_in_prose
+    stated = stated_in_prose((prose,))
+    assert (stated.get("gpu_info"), stated.get("cpu_info")) == (gpu, cpu)

@@ -52,11 +52,14 @@ class Context:
     # A note's prose lines in the sections the block is in (outside fences; the last few):
     # what a writer states about the run in words (`llama.cpp b10064 CUDA, -t 8`).
     prose: tuple[str, ...] = ()
+    # The device lines a note printed last, in any section (`Device 0: Radeon 8060S Graphics,
+    # gfx1151`): the machine its later tables ran on, unless they say another.
+    devices: dict[str, str] = field(default_factory=dict)
 
     def snapshot(self) -> "Context":
         return Context(self.path, list(self.section), self.label, dict(self.commands),
                        self.namespace, dict(self.printed), self.tags, self.caption, self.fenced,
-                       self.prose)
+                       self.prose, dict(self.devices))
 
     @property
     def section_text(self) -> str | None:

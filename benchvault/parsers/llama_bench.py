@@ -442,6 +442,21 @@ PROSE_DEVICE = re.compile(r"(?:^|[·|;]\s*|[-*+]\s+)\**\s*(?P<what>GPU|CPU|Card|
 _RADEON = r"(?:AMD\s+)?Radeon(?:\s+(?:RX|Pro|AI|Graphics|[A-Z]?\d{3,5}[A-Z]*|XTX?|XT|M))+"
 PROSE_RADEON = re.compile(r"(?<![\w-])(?P<arch>gfx\d{3,4}[a-z]?)`?\s*\(\s*(?P<name>" + _RADEON + r")"
                           r"|(?P<name2>" + _RADEON + r")\s*[(/,]\s*`?(?P<arch2>gfx\d{3,4}[a-z]?)\b")
+# A GPU or a CPU by its model's name, as a note writes it (`RTX 2060 mobile`, `GTX 1650`,
+# `RX 7900 XTX`, `Arc B580`, `Apple M4 Pro`, `MI300X`; `Ryzen 7 5800X`, `i7-10750H`,
+# `Core Ultra 7 255H`, `Ryzen AI MAX+ 395`, `Xeon Gold 6338`).
+PROSE_GPU = re.compile(
+    r"(?<![\w-])(?:(?:NVIDIA\s+)?(?:GeForce\s+)?(?:RTX|GTX)\s?(?:PRO\s+)?\d{3,4}(?:\s?(?:Ti|SUPER|Super))?"
+    r"(?:\s(?:Laptop|mobile|Mobile))?|(?:AMD\s+)?(?:Radeon\s+)?RX\s?\d{3,4}(?:\s?(?:XTX|XT|GRE))?"
+    r"|(?:AMD\s+)?Radeon\s+(?:Pro\s+)?\d{3,4}[A-Z]{0,2}(?:\s?(?:XTX|XT))?"
+    r"|(?:AMD\s+)?Instinct\s+MI\d{2,3}X?|MI\d{3}X\b|(?:Intel\s+)?Arc\s+[AB]\d{3}"
+    r"|Apple\s+M\d(?:\s(?:Pro|Max|Ultra))?|(?:NVIDIA\s+)?(?:A|H|B|L|GB)\d{2,3}S?(?=\s|,|$)"
+    r"|(?:NVIDIA\s+)?(?:DGX\s+)?Spark|Jetson\s+\w+(?:\s+\w+)?)(?![\w-])")
+PROSE_CPU = re.compile(
+    r"(?<![\w-])(?:(?:AMD\s+)?Ryzen\s+(?:AI\s+)?(?:MAX\+?\s+|Threadripper\s+)?(?:\d\s+)?(?:PRO\s+)?"
+    r"\d{3,4}[A-Z]{0,3}\d?(?:\s?X3D)?|(?:Intel\s+)?(?:Core\s+)?i[3579]-\d{4,5}[A-Z]{0,3}"
+    r"|(?:Intel\s+)?Core\s+Ultra\s+(?:\d\s+)?\d{3}[A-Z]{0,2}|(?:Intel\s+)?Xeon\s+\w+\s+\d{4}[A-Z]?"
+    r"|EPYC\s+\d{4}[A-Z]?)(?![\w-])")
 PROSE_GFX = re.compile(r"(?<![\w-])(gfx\d{3,4}[a-z]?)(?![\w-])")
 # A quantization named in words (`Q4_K_M`, `UD-Q4_K_XL`, `MXFP4`), not in a file's name.
 PROSE_QUANT = re.compile(r"(?<![\w.-])(?:UD-)?(?P<quant>I?Q\d_(?:[A-Z0-9]+_?)*[A-Z0-9]|MXFP4|NVFP4)"
@@ -488,6 +503,12 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
     for match in PROSE_RADEON.finditer(text):     # (`gfx1151 (Radeon 8060S)`)
         state("gpu_arch", match.group("arch") or match.group("arch2"))
         state("gpu_info", (match.group("name") or match.group("name2")).strip())
+    gpus = {" ".join(m.group(0).split()) for m in PROSE_GPU.finditer(text)}
+    if len(gpus) == 1 and "gpu_info" not in stated:        # (`on an RTX 3070`, `Apple M5`)
+        state("gpu_info", gpus.pop())
+    cpus = {" ".join(m.group(0).split()) for m in PROSE_CPU.finditer(text)}
+    if len(cpus) == 1 and "cpu_info" not in stated:        # (`an AMD Ryzen 7 5800X`)
+        state("cpu_info", cpus.pop())
     for arch in set(PROSE_GFX.findall(text)):
         state("gpu_arch", arch)
     quants = {m.group("quant") for m in PROSE_QUANT.finditer(text)}
@@ -514,6 +535,9 @@ def run_context(context: Context) -> dict[str, Any]:
     row.update(build_from(context.printed.get("build")))
     # what the note's prose states, where the command and the printed lines say nothing
     for field, value in stated_in_prose((*context.section, *context.prose)).items():
+        row.setdefault(field, value)
+    # ...and the devices the note printed last, in an earlier section
+    for field, value in gpu_context(context.devices).items():
         row.setdefault(field, value)
     return row
 

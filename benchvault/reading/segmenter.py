@@ -43,6 +43,9 @@ NOT_CONTINUATION_RE = re.compile(
     r"^(?:Namespace\(|=|-{3,}|#|INFO|WARNING|DEBUG|ERROR|\(|\[|\||`{3}|~{3}|\d+%\||Running\b"
     r"|(?:--|//|;|>)[ \t])")
 BLOCKQUOTE_RE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")
+# A printed line that names a device (llama.cpp's backends, as llama_bench.PREAMBLE reads them).
+DEVICE_LABEL_RE = re.compile(r"^(?:Device\s*\d+|ggml_vulkan|ggml_metal|register_device|ggml_\w+:\s*found)",
+                             re.I)
 DIFF_FENCE_RE = re.compile(r"^\s*(?:`{3,}|~{3,})\s*(?:diff|patch)\b", re.I)
 DIFF_HEADER_RE = re.compile(r"^(?:(?:---|\+\+\+) (?:[ab]/|/dev/null)|@@ )")
 
@@ -990,13 +993,23 @@ class Segmenter:
         for preamble in self.preambles:
             match = preamble.match(stripped)
             if match:
-                return lambda: self.ctx.printed.update({match.group(1): match.group(2).strip()})
+                return lambda: self._printed(match.group(1), match.group(2).strip())
         if "=" in text or stripped.startswith("set "):
             assigned = shell_assignment(text)
             if assigned is not None and (assigned[0] in self.shell_vars
                                          or len(self.shell_vars) < MAX_SHELL_VARS):
                 return lambda: self.shell_vars.__setitem__(*assigned)
         return None
+
+    def _printed(self, label: str, value: str) -> None:
+        """A line a tool prints before its result (`Device 0: ...`, `Backend: vllm`); in a note,
+        a device line is remembered past its section too (Context.devices), a new list of
+        devices (`ggml_cuda_init: found 1 ROCm devices`) replacing the last."""
+        self.ctx.printed[label] = value
+        if self.markdown and DEVICE_LABEL_RE.match(label):
+            if label.lower().endswith("found"):
+                self.ctx.devices = {}
+            self.ctx.devices[label] = value
 
     def _expanded(self, text: str) -> str:
         """``text`` with the note's shell variables put in (`$MODEL`, `${PORT}`)."""
