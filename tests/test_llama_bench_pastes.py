@@ -399,3 +399,11 @@ def test_the_one_gpu_and_cpu_a_notes_prose_names(prose, gpu, cpu):
     from benchvault.parsers.llama_bench import stated_in_prose
     stated = stated_in_prose((prose,))
     assert (stated.get("gpu_info"), stated.get("cpu_info")) == (gpu, cpu)
+
+
+def test_two_tests_joined_in_one_column_and_one_cell(tmp_path):
+    text = ("| Model | pp512 / tg128 (t/s) |\n|---|---|\n| Qwen3-8B Q4_K_M | 1234.5 / 56.7 |\n"
+            "| Qwen3-8B Q8_0 | — |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.model_type, r.test, r.avg_ts) for r in got] == [
+        ("Qwen3-8B Q4_K_M", "pp512", 1234.5), ("Qwen3-8B Q4_K_M", "tg128", 56.7)]

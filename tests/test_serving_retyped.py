@@ -234,3 +234,11 @@ def test_a_table_in_a_diff_is_read_without_the_diffs_marks(tmp_path):
     got = read_note(tmp_path, text, RUNS.format("max_concurrency, median_ttft_ms, output_throughput"))
     assert [tuple(r.values()) for r in got] == [("agg", 4, 3100.0, 250.0), ("agg", 4, 2900.0, 258.0),
                                                 ("disagg", 16, 32000.0, 173.0)]
+
+
+def test_figures_written_together_under_an_a_slash_b_header(tmp_path):
+    text = ("| Setup | TTFT mean/p99 (ms) | TTFT/TPOT median (ms) | mean accept |\n|---|---|---|---|\n"
+            "| eagle | 120.5 / 301.2 | 85 / 12.1 | 3.42 |\n")
+    got = read_note(tmp_path, text, RUNS.format(
+        "mean_ttft_ms, p99_ttft_ms, median_ttft_ms, median_tpot_ms, accept_length"))
+    assert [tuple(r.values()) for r in got] == [("eagle", 120.5, 301.2, 85.0, 12.1, 3.42)]

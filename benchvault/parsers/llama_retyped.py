@@ -298,11 +298,47 @@ def _label_values(name: str, cell: str) -> dict[str, Any]:
     return {"extra": {snake_name(header) or "label": number if number is not None else text}}
 
 
+# Two tests in one header, their rates in one cell (`pp512 / tg128 (t/s)` over `1234 / 56.7`).
+JOINED_TESTS = re.compile(r"(?<![\w/])([A-Za-z]+\s?\(?\d*\)?)\s*/\s*([A-Za-z]+\s?\(?\d*\)?)(?![\w/])")
+SLASH = re.compile(r"\s*/\s*")
+
+
+def _joined_names(header: str) -> list[str] | None:
+    """The headers of the tests one header joins with `/`, None when it joins none."""
+    text = cell_text(header)
+    for match in JOINED_TESTS.finditer(text):
+        parts = match.groups()
+        if all(test_of(p) or BARE_TESTS.get(p.lower()) for p in parts):
+            return [text[:match.start()] + p + text[match.end():] for p in parts]
+    return None
+
+
+def _split_columns(t: Table) -> Table:
+    """The table with each column of joined tests (`pp512 / tg128`) as a column a test, when
+    every cell of it holds a rate per test."""
+    header, body = list(t.header), [(i, list(row)) for i, row in t.body]
+    for c in reversed(range(len(header))):
+        names = _joined_names(header[c])
+        if names is None:
+            continue
+        cells = [SLASH.split(cell_text(row[c])) if c < len(row) and re.search(r"\d", row[c])
+                 else None for _, row in body]            # (a cell of no figure: `—`, `OOM`)
+        if not any(cells) or any(parts is not None and (len(parts) != len(names) or any(
+                _rate(p) is None for p in parts)) for parts in cells):
+            continue
+        header[c:c + 1] = names
+        for (_, row), parts in zip(body, cells):
+            if c < len(row):
+                row[c:c + 1] = parts or [""] * len(names)
+    return Table(header, body)
+
+
 def _results(t: Table, command: str | None = None, heading: str = ""
              ) -> list[tuple[int, dict[str, Any]]] | None:
     """(line index, values) of each result the table holds, None when it is no table of
     llama-bench results.  ``command``: the llama-bench command before it (sizes `pp`);
     ``heading``: the heading or label over it (names the test of t/s columns that name none)."""
+    t = _split_columns(t)
     header = t.header
     tests = {i: test_of(h) for i, h in enumerate(header)}
     tests = {i: v for i, v in tests.items() if v is not None}

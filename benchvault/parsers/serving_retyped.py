@@ -80,6 +80,13 @@ SETTINGS = (
     (re.compile(r"^(?:successful|completed)(?:\s*requests)?\b"), "completed"),
     (re.compile(r"^failed(?:\s*requests)?\b"), "failed"),
     (re.compile(r"^(?:benchmark\s*)?duration\b"), "duration"),
+    # speculative decoding's figures, as SGLang (`Accept length`) and vLLM print them
+    (re.compile(r"^(?:mean\s+|avg\s+|average\s+)?(?:accept(?:ed)?(?:\s*len(?:gth)?)?|al)$"),
+     "accept_length"),
+    (re.compile(r"^(?:mean\s+|avg\s+|average\s+)?acceptance\s*len(?:gth)?$"),
+     "spec_decode_acceptance_length"),
+    (re.compile(r"^(?:mean\s+|avg\s+|average\s+)?(?:draft\s+)?acceptance\s*rate\b"),
+     "spec_decode_acceptance_rate"),
     (re.compile(r"^total\s*(?:input|prompt)\s*tokens\b"), "total_input_tokens"),
     (re.compile(r"^total\s*(?:generated|output)\s*tokens\b"), "total_output_tokens"),
 )
@@ -389,8 +396,8 @@ def runs(lines: list[str]) -> list[Run] | None:
     # `Metric`: the table compares runs on it)
     metric_rows = _metric_rows(t)
     for run in found:
-        measured = [text for name, text, _ in run.cells
-                    if (m := meaning(name)) is not None and m.measured]
+        measured = [part for name, text, _ in run.cells for one, part in _cells_of(name, text)
+                    if (m := meaning(one)) is not None and m.measured]
         if sum(number(text)[0] is not None for text in measured) >= (
                 1 if run.named or metric_rows else 2):
             return found
@@ -469,6 +476,27 @@ def _one_metric(name: str) -> list[str]:
     return [name[:both.start()] + metric + name[both.end():] for metric in both.groups()]
 
 
+# Figures written together, one per word of the header's `a/b` (`TTFT mean/p99 (ms)` over
+# `120.5 / 301.2`, `TTFT/TPOT (ms)` over `85 / 12.1`): each word a statistic or a metric.
+ALTERNATIVES = re.compile(r"(?<![\w/])([A-Za-z][\w.]*(?:\s*/\s*[A-Za-z][\w.]*)+)(?![\w/])")
+SPLIT_NUMBERS = re.compile(r"\s*/\s*")
+
+
+def _cells_of(name: str, text: str) -> list[tuple[str, str]]:
+    """(label, text) for each figure of a cell: one per word of an `a/b` header when the cell
+    holds as many figures parted by `/`, else the cell under each name the header stands for."""
+    parts = SPLIT_NUMBERS.split(cell_text(text).strip())
+    if len(parts) >= 2 and all(number(p)[0] is not None for p in parts):
+        for group in ALTERNATIVES.finditer(name):
+            words = SPLIT_NUMBERS.split(group.group(1))
+            if len(words) == len(parts) and all(
+                    STAT_ONLY.match(w.lower()) or any(p.fullmatch(w.lower()) for p, _ in METRICS)
+                    for w in words):
+                return [(name[:group.start()] + w + name[group.end():], part)
+                        for w, part in zip(words, parts)]
+    return [(one, text) for one in _one_metric(name)]
+
+
 def _int_column(column: str) -> bool:
     return fields_of(ServingRun)[column].annotation in (int, int | None)
 
@@ -479,7 +507,8 @@ def _read(run: Run, block: Block, problems: list[tuple[int, str]]
     extra: dict[str, Any] = {}
     stats: list[LatencyStat] = []
     tolerance: dict[str, float] = {}
-    cells = [(one, text, index) for name, text, index in run.cells for one in _one_metric(name)]
+    cells = [(one, part, index) for name, text, index in run.cells
+             for one, part in _cells_of(name, text)]
     for name, text, index in cells:
         m = meaning(name)
         if m is None:
