@@ -242,3 +242,25 @@ def test_figures_written_together_under_an_a_slash_b_header(tmp_path):
     got = read_note(tmp_path, text, RUNS.format(
         "mean_ttft_ms, p99_ttft_ms, median_ttft_ms, median_tpot_ms, accept_length"))
     assert [tuple(r.values()) for r in got] == [("eagle", 120.5, 301.2, 85.0, 12.1, 3.42)]
+
+
+@pytest.mark.parametrize("header, column, factor", [
+    ("并发数", "max_concurrency", 1.0),
+    ("吞吐量 (tokens/s)", "output_throughput", 1.0),
+    ("平均首token延迟(ms)", "mean_ttft_ms", 1.0),
+    ("TTFT平均(ms)", "mean_ttft_ms", 1.0),        # (no word boundary between TTFT and 平均)
+    ("P99首字延迟(毫秒)", "p99_ttft_ms", 1.0),
+    ("端到端延迟 (s)", "mean_e2el_ms", 1000.0),
+    ("TPOT中位数(ms)", "median_tpot_ms", 1.0),
+    ("同時実行数", "max_concurrency", 1.0),
+])
+def test_chinese_and_japanese_headers_name_their_column(header, column, factor):
+    got = meaning(header)
+    assert (got.column, got.factor) == (column, factor)
+
+
+def test_a_chinese_metric_table_compares_its_runs(tmp_path):
+    text = ("| 指标 | 基线 | 优化后 |\n|---|---|---|\n| 平均TTFT(ms) | 120.5 | 101.2 |\n"
+            "| 输出吞吐 (tok/s) | 1500.1 | 1720.4 |\n")
+    got = read_note(tmp_path, text, RUNS.format("mean_ttft_ms, output_throughput"))
+    assert [tuple(r.values()) for r in got] == [("基线", 120.5, 1500.1), ("优化后", 101.2, 1720.4)]

@@ -96,7 +96,7 @@ NAMED_CELL = re.compile(r"^[A-Za-z_]+\s*[=:]\s*(?=[\d.])")
 # A cell that says "no value" on purpose.
 NO_VALUE = re.compile(r"[-–—?.…/\s]*|n/?a|none|null|not set|oom|timeout|failed|err(?:or)?|tbd",
                       re.I)
-NO_LABEL = re.compile(r"^(?:value|values|result|results|)$", re.I)
+NO_LABEL = re.compile(r"^(?:value|values|result|results|数值|值|结果|結果|値|)$", re.I)
 TO_MS = {"ms": 1.0, "s": 1000.0, "sec": 1000.0, "secs": 1000.0, "seconds": 1000.0,
          "us": 0.001, "µs": 0.001, "μs": 0.001}
 
@@ -189,11 +189,44 @@ def _throughput(words: str) -> str | None:
     return None                          # a bare `tok/s`: BARE_TOKENS
 
 
+# Chinese and Japanese headers, in the words the patterns above know (`首字延迟` TTFT, `平均`
+# mean, `并发` concurrency, `吞吐量` throughput, `毫秒` ms).
+CJK_WORDS = tuple((re.compile(pattern), words) for pattern, words in (
+    (r"首(?:字|词|包|个?\s*token|\s*トークン)\s*(?:延迟|时延|延時|時間|レイテンシ)?", "ttft"),
+    (r"(?:每|单)(?:个)?(?:输出)?\s*token\s*(?:延迟|时延|时间|耗时)|トークンあたり(?:の)?(?:時間|レイテンシ)?",
+     "tpot"),
+    (r"token\s*间(?:隔)?(?:延迟|时延)?|トークン間(?:レイテンシ)?", "itl"),
+    (r"端到端(?:延迟|时延)?|请求(?:延迟|时延)|总(?:延迟|时延)|エンドツーエンド(?:レイテンシ)?", "e2el"),
+    (r"平均(?:値)?|均值", "mean"), (r"中位数?|中央値", "median"), (r"最大", "max"), (r"最小", "min"),
+    (r"输出(?:token)?吞吐(?:量|率)?|出力スループット", "output throughput"),
+    (r"输入(?:token)?吞吐(?:量|率)?|入力スループット", "input throughput"),
+    (r"总(?:token)?吞吐(?:量|率)?|合計スループット", "total throughput"),
+    (r"请求吞吐(?:量|率)?", "request throughput"),
+    (r"吞吐(?:量|率)?|スループット", "throughput"),
+    (r"(?:最大)?并发(?:数|度|量)?|同時実行数|並列数|同時リクエスト数", "concurrency"),
+    (r"成功(?:请求)?数", "successful requests"), (r"失败(?:请求)?数", "failed requests"),
+    (r"(?:总)?请求数(?:量)?|リクエスト数|プロンプト数", "prompts"),
+    (r"输入(?:长度|token数)|入力(?:長|トークン数)", "input len"),
+    (r"输出(?:长度|token数)|出力(?:長|トークン数)", "output len"),
+    (r"毫秒", "ms"), (r"秒", "s"),
+))
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+
+
+def _in_english(words: str) -> str:
+    """A header's words with its Chinese or Japanese terms in English, each apart."""
+    if not CJK.search(words):
+        return words
+    for pattern, english in CJK_WORDS:
+        words = pattern.sub(f" {english} ", words)
+    return words
+
+
 @lru_cache(maxsize=4096)
 def meaning(label: str) -> Meaning | None:
     """What a row or column label names; None for no number (an empty label)."""
     text = cell_text(label)
-    words = " ".join(text.lower().replace("_", " ").split())
+    words = " ".join(_in_english(text.lower().replace("_", " ")).split())
     if not words:
         return None
     for pattern, column in SETTINGS:
@@ -404,7 +437,7 @@ def runs(lines: list[str]) -> list[Run] | None:
     return None
 
 
-METRIC_HEADER = re.compile(r"^metrics?$", re.I)
+METRIC_HEADER = re.compile(r"^(?:metrics?|指标|指標|项目|項目|メトリクス)$", re.I)
 
 
 def _metric_rows(t: Table) -> bool:
