@@ -407,3 +407,13 @@ def test_two_tests_joined_in_one_column_and_one_cell(tmp_path):
     got, _ = read(tmp_path, text, "note.md")
     assert [(r.model_type, r.test, r.avg_ts) for r in got] == [
         ("Qwen3-8B Q4_K_M", "pp512", 1234.5), ("Qwen3-8B Q4_K_M", "tg128", 56.7)]
+
+
+def test_one_tests_kind_alone_when_the_rows_are_llama_cpps(tmp_path):
+    text = ("| Model | Generation (t/s) |\n|---|---|\n| Qwen3-8B Q4_K_M | 40.25 |\n\n"
+            "| Setup | Generation (t/s) |\n|---|---|\n| My laptop | 30.5 |\n\n"
+            "| Precision | Decode tok/s | TTFT (ms) |\n|---|---|---|\n| BF16 | 50.5 | 120.1 |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.model_type, r.model_ftype, r.test, r.avg_ts) for r in got
+            if type(r).__name__ == "LlamaBenchResult"] == [("Qwen3-8B Q4_K_M", "Q4_K_M", "tg", 40.25)]
+    assert {type(r).__name__ for r in got} == {"LlamaBenchResult", "PublishedTable", "ServingRun"}

@@ -264,3 +264,10 @@ def test_a_chinese_metric_table_compares_its_runs(tmp_path):
             "| 输出吞吐 (tok/s) | 1500.1 | 1720.4 |\n")
     got = read_note(tmp_path, text, RUNS.format("mean_ttft_ms, output_throughput"))
     assert [tuple(r.values()) for r in got] == [("基线", 120.5, 1500.1), ("优化后", 101.2, 1720.4)]
+
+
+def test_a_sweep_of_one_measured_figure_is_a_table_of_runs(tmp_path):
+    text = ("| Concurrency | Output tok/s |\n|---|---|\n| 1 | 60.1 |\n| 8 | 420.5 |\n\n"
+            "| Setup | Output tok/s |\n|---|---|\n| a | 61.1 |\n")
+    got = read_note(tmp_path, text, RUNS.format("max_concurrency, output_throughput"))
+    assert [tuple(r.values()) for r in got] == [(None, 1, 60.1), (None, 8, 420.5)]

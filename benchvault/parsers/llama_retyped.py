@@ -30,7 +30,7 @@ read as for ``llama_bench``.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Iterable
 
 from pydantic import ValidationError
 
@@ -333,6 +333,28 @@ def _split_columns(t: Table) -> Table:
     return Table(header, body)
 
 
+SERVING_WORDS = re.compile(r"\b(?:ttft|tpot|itl|e2el?|req(?:uest)?s?\s*/\s*s|qps|rps|concurren\w*)\b",
+                           re.I)
+
+
+def _of_llama(t: Table, skip: Iterable[int]) -> bool:
+    """A row's other cells name a GGUF file, a quantization or a llama.cpp backend: the table
+    is llama.cpp's, with one test's kind only (`| Model | TG t/s |`).  Not when a header names
+    a serving figure (`TTFT`, `req/s`): a serving table's `Decode tok/s` is no llama test."""
+    if any(SERVING_WORDS.search(cell_text(h)) for h in t.header):
+        return False
+    for _, row in t.body:
+        for i, cell in enumerate(row):
+            if i in skip:
+                continue
+            text = cell_text(cell)
+            if ".gguf" in text.lower() or QUANT_WORD.search(text) or any(
+                    BACKENDS.get(w.lower()) not in (None, "CPU", "BLAS")
+                    for w in re.findall(r"[A-Za-z]+", text)):
+                return True
+    return False
+
+
 def _results(t: Table, command: str | None = None, heading: str = ""
              ) -> list[tuple[int, dict[str, Any]]] | None:
     """(line index, values) of each result the table holds, None when it is no table of
@@ -347,7 +369,8 @@ def _results(t: Table, command: str | None = None, heading: str = ""
     if not tests:       # `| GPU | PP (t/s) | TG (t/s) |`: both kinds, or it is no such table
         kinds = {i: _bare_kind(h) for i, h in enumerate(header)}
         kinds = {i: kind for i, kind in kinds.items() if kind}
-        if {kind for kind, _ in kinds.values()} == {"pp", "tg"}:
+        found_kinds = {kind for kind, _ in kinds.values()}
+        if found_kinds == {"pp", "tg"} or found_kinds and (command or _of_llama(t, kinds)):
             tests = {i: bare_test(kind, command) for i, (kind, _) in kinds.items()}
             runs = {i: _run(run, list(kinds)) for i, (_, run) in kinds.items() if run}
     out: list[tuple[int, dict[str, Any]]] = []

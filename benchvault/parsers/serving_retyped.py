@@ -259,7 +259,14 @@ def number(text: str) -> tuple[float | None, str | None]:
     value, unit = cell_number(text)
     if value is None and CELL_REMARK.search(text):
         value, unit = cell_number(CELL_REMARK.sub("", text))
+    if value is None and (bare := MARKS.sub("", text)) != text:
+        value, unit = number(bare)
     return value, unit
+
+
+# A writer's mark before or after a cell's figure (`✅ 12.3`, `🔺 4.1`, `98.7 ↑`, `12.3 ⚠️`).
+MARKS = re.compile(r"^[\s\u2190-\u21ff\u2600-\u27bf\U0001F300-\U0001FAFF\ufe0f*]+"
+                   r"|[\s\u2190-\u21ff\u2600-\u27bf\U0001F300-\U0001FAFF\ufe0f*]+$")
 
 
 @dataclass
@@ -337,12 +344,23 @@ THROUGHPUT_OF = re.compile(r"(?:input|in|prompt|prefill|output|out|gen|generated
                            r"|decode|total|request|req|peak)(?:\s+tokens?)?")
 
 
+# The settings a sweep's rows vary (`| Concurrency | Output tok/s |`): with one of them, one
+# measured figure makes a table of serving runs.
+SWEPT = {"max_concurrency", "request_rate", "num_prompts"}
+
+
+def _swept(t: Table) -> bool:
+    """The table's first column is a serving sweep's setting."""
+    m = meaning(t.header[0]) if t.header else None
+    return m is not None and m.column in SWEPT
+
+
 def _column_runs(t: Table) -> list[Run] | None:
     """Metrics as column headers: one run per body row (one per run name and row when the
     headers name runs, `k8s TTFT mean | llm-d TTFT mean`); None when the header names too
     few metrics."""
     header = t.header
-    if sum(bool(m and m.measured) for m in map(meaning, header)) < 2:
+    if sum(bool(m and m.measured) for m in map(meaning, header)) < (1 if _swept(t) else 2):
         return None
     named = _run_names(header)
     runs = []
@@ -432,7 +450,7 @@ def runs(lines: list[str]) -> list[Run] | None:
         measured = [part for name, text, _ in run.cells for one, part in _cells_of(name, text)
                     if (m := meaning(one)) is not None and m.measured]
         if sum(number(text)[0] is not None for text in measured) >= (
-                1 if run.named or metric_rows else 2):
+                1 if run.named or metric_rows or _swept(t) else 2):
             return found
     return None
 
