@@ -271,3 +271,10 @@ def test_a_sweep_of_one_measured_figure_is_a_table_of_runs(tmp_path):
             "| Setup | Output tok/s |\n|---|---|\n| a | 61.1 |\n")
     got = read_note(tmp_path, text, RUNS.format("max_concurrency, output_throughput"))
     assert [tuple(r.values()) for r in got] == [(None, 1, 60.1), (None, 8, 420.5)]
+
+
+def test_thousands_written_k_and_lengths_written_k_left_empty(tmp_path):
+    text = ("| ISL (tokens) | Concurrency | Output tok/s | TTFT (ms) |\n|---|---|---|---|\n"
+            "| 8k | 16 | 1.2k | 250 |\n| 1024 | 32 | 2,400 | 300 |\n")
+    got = read_note(tmp_path, text, RUNS.format("random_input_len, max_concurrency, output_throughput"))
+    assert [tuple(r.values()) for r in got] == [(None, None, 16, 1200.0), (None, 1024, 32, 2400.0)]

@@ -75,8 +75,10 @@ SETTINGS = (
     # the concurrency a run reached (SGLang's printed `Concurrency:`), not the one it was given
     (re.compile(r"^(?:achieved|actual|measured|avg|average|mean)\s*concurrency\b"), "concurrency"),
     # the random dataset's lengths, as sweeps name them
-    (re.compile(r"^isl$|^(?:random\s*)?input\s*len(?:gth)?$"), "random_input_len"),
-    (re.compile(r"^osl$|^(?:random\s*)?output\s*len(?:gth)?$"), "random_output_len"),
+    (re.compile(r"^(?:isl|(?:random\s*)?(?:input|prompt)\s*len(?:gth)?)(?:\s*\((?:tokens?|tok)\))?$"),
+     "random_input_len"),
+    (re.compile(r"^(?:osl|(?:random\s*)?(?:output|gen(?:eration)?)\s*len(?:gth)?)(?:\s*\((?:tokens?|tok)\))?$"),
+     "random_output_len"),
     (re.compile(r"^(?:successful|completed)(?:\s*requests)?\b"), "completed"),
     (re.compile(r"^failed(?:\s*requests)?\b"), "failed"),
     (re.compile(r"^(?:benchmark\s*)?duration\b"), "duration"),
@@ -583,6 +585,12 @@ def _read(run: Run, block: Block, problems: list[tuple[int, str]]
                 problems.append((line, f"{name}: {text!r} is not a number: left empty"))
             continue
         factor = m.factor
+        if unit in ("k", "K"):                  # (`1.2k` tok/s: thousands)
+            if m.column in ("random_input_len", "random_output_len"):
+                problems.append((line, f"{name}: {text!r} is 1,000 or 1,024 times a number: "
+                                       "left empty"))
+                continue
+            value, unit = value * 1000, None
         if unit and unit.lower() in TO_MS and (m.metric is not None or m.column == "duration"):
             factor = TO_MS[unit.lower()] / (1000.0 if m.column == "duration" else 1.0)
         elif unit == "%" and m.column is not None and m.metric is not None:
