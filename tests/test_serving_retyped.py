@@ -278,3 +278,18 @@ def test_thousands_written_k_and_lengths_written_k_left_empty(tmp_path):
             "| 8k | 16 | 1.2k | 250 |\n| 1024 | 32 | 2,400 | 300 |\n")
     got = read_note(tmp_path, text, RUNS.format("random_input_len, max_concurrency, output_throughput"))
     assert [tuple(r.values()) for r in got] == [(None, None, 16, 1200.0), (None, 1024, 32, 2400.0)]
+
+
+def test_statistics_as_rows_under_metric_headers_are_one_run(tmp_path):
+    text = ("| Percentile | TTFT (ms) | TPOT (ms) | E2E (s) |\n|---|---|---|---|\n"
+            "| P50 | 120 | 12.1 | 3.2 |\n| P99 | 250 | 20.2 | 5.5 |\n| Mean | 130 | 12.5 | 3.4 |\n")
+    got = read_note(tmp_path, text, RUNS.format(
+        "mean_ttft_ms, median_ttft_ms, p99_ttft_ms, median_tpot_ms, p99_e2el_ms"))
+    assert [tuple(r.values()) for r in got] == [(None, 130.0, 120.0, 250.0, 12.1, 5500.0)]
+
+
+def test_metric_rows_with_a_setting_row_need_one_measured_row(tmp_path):
+    text = ("| | Baseline | PR |\n|---|---|---|\n| Concurrency | 16 | 16 |\n"
+            "| Output tok/s | 1000.5 | 1100.5 |\n")
+    got = read_note(tmp_path, text, RUNS.format("max_concurrency, output_throughput"))
+    assert [tuple(r.values()) for r in got] == [("Baseline", 16, 1000.5), ("PR", 16, 1100.5)]

@@ -287,7 +287,8 @@ def _row_runs(t: Table) -> list[Run] | None:
     """Metrics as row labels: the runs, one per column of numbers (one in all when the
     columns are statistics); None when the first column names too few metrics."""
     names = [row[0] if row else "" for _, row in t.body]
-    if sum(bool(m and m.measured) for m in map(meaning, names)) < (1 if _metric_rows(t) else 2):
+    if sum(bool(m and m.measured) for m in map(meaning, names)) < (
+            1 if _metric_rows(t) or _swept(t) else 2):
         return None
     header = t.header
     width = max(len(header), *(len(row) for _, row in t.body))
@@ -352,9 +353,26 @@ SWEPT = {"max_concurrency", "request_rate", "num_prompts"}
 
 
 def _swept(t: Table) -> bool:
-    """The table's first column is a serving sweep's setting."""
-    m = meaning(t.header[0]) if t.header else None
-    return m is not None and m.column in SWEPT
+    """The table's first column is a serving sweep's setting, or a row names one."""
+    firsts = [t.header[0] if t.header else "", *(row[0] for _, row in t.body if row)]
+    return any(m is not None and m.column in SWEPT for m in map(meaning, firsts))
+
+
+def _stat_row_runs(t: Table) -> list[Run] | None:
+    """Statistics as row labels under metric headers (`| Percentile | TTFT (ms) | TPOT (ms) |`
+    over `| P50 | ... |`, `| P99 | ... |`): the table is one run, each cell its row's statistic
+    of its column's metric; None for any other table."""
+    names = [cell_text(row[0]).lower() if row else "" for _, row in t.body]
+    if not names or not all(STAT_ONLY.match(n) for n in names):
+        return None
+    run = Run(None)
+    for index, row in t.body:
+        run.lines.append(index)
+        for c, text in enumerate(row[1:], start=1):
+            if text and c < len(t.header) and (m := meaning(t.header[c])) is not None \
+                    and m.metric is not None:
+                run.cells.append((f"{row[0]} {t.header[c]}", text, index))
+    return [run] if run.cells else None
 
 
 def _column_runs(t: Table) -> list[Run] | None:
@@ -441,7 +459,8 @@ def runs(lines: list[str]) -> list[Run] | None:
     t = table(lines)
     if t is None:
         return None
-    found = _before_after(_row_runs(t) or _column_runs(t) or _cell_runs(t) or [])
+    found = _before_after(_row_runs(t) or _stat_row_runs(t) or _column_runs(t) or _cell_runs(t)
+                          or [])
     if not found:
         return None
     # numbers under the metrics: at least two measured cells of one run read as numbers (one,
