@@ -43,6 +43,9 @@ from conftest import ingest_into, rows
     ("Tok/s", "output_throughput", 1.0),     # vLLM's headline figure, the output tokens'
     ("Total Tput (tok/s)", "total_token_throughput", 1.0),
     ("Total Requests", "num_prompts", 1.0),
+    ("Per-token latency (ms)", "mean_tpot_ms", 1.0),     # a token's latency, not a request's
+    ("Decode latency per token", "mean_tpot_ms", 1.0),
+    ("Throughput (req/min)", "request_throughput", 1 / 60),
     ("Achieved Concurrency", "concurrency", 1.0),     # what the run reached, not its setting
 ])
 def test_header_words_name_their_column(header, column, factor):
@@ -52,6 +55,7 @@ def test_header_words_name_their_column(header, column, factor):
 
 @pytest.mark.parametrize("header, name", [
     ("Tok/s / GPU", "tok_per_s_per_gpu"),  # one GPU's share: no run's whole throughput
+    ("Normalized latency (ms/token)", "normalized_latency_ms_per_token"),   # latency / length
     ("Input tokens", "input_tokens"),  # a run's total, or each prompt's: the words do not say
     ("P99.9 ITL (ms)", "p99.9_itl_ms"),  # no column: kept in latency_stats
 ])

@@ -47,7 +47,9 @@ PAREN = re.compile(r"\(([^()]*)\)")
 
 METRICS = (
     (re.compile(r"\bttft\b|time to first token|first.?token"), "ttft"),
-    (re.compile(r"\btpot\b|time per output token"), "tpot"),
+    (re.compile(r"\btpot\b|time per output token|per[\s-]*(?:output[\s-]*)?token[\s-]*lat"
+                r"|^(?:decode\s+)?token[\s-]*lat(?:ency)?\b|lat(?:ency)?\s+per\s+(?:output\s+)?token"),
+     "tpot"),
     (re.compile(r"\bitl\b|inter.?token"), "itl"),
     (re.compile(r"\be2el?\b|\be2e\b|end.?to.?end|\b(?:req(?:uest)?\s*)?lat(?:ency)?\b"), "e2el"),
 )
@@ -150,7 +152,7 @@ def _unit(words: str) -> str | None:
 
 def _latency(words: str) -> Meaning | None:
     metric = next((name for pattern, name in METRICS if pattern.search(words)), None)
-    if metric is None or PER_SECOND.search(words):
+    if metric is None or PER_SECOND.search(words) or NORMALIZED.search(words):
         return None
     match = STAT.search(words)
     pct = None
@@ -167,6 +169,13 @@ def _latency(words: str) -> Meaning | None:
     factor = TO_MS.get(_unit(words) or "ms", 1.0)
     return Meaning(column if column in fields_of(ServingRun) else None, column, factor,
                    metric, stat, pct)
+
+
+# The old client's `Normalized latency (s/token)`: a request's latency over its output length,
+# no statistic of any one metric.
+NORMALIZED = re.compile(r"\bnormali[sz]ed\b")
+# A rate per minute (`Throughput (req/min)`)
+PER_MINUTE = re.compile(r"(?:/|\bper\s+)min(?:ute)?\b")
 
 
 # `Peak output`: the peak output throughput, its unit left to the cells (`1344 tok/s`).
@@ -247,7 +256,7 @@ def meaning(label: str) -> Meaning | None:
         return Meaning(None, snake_name(text))
     column = _throughput(words)
     if column is not None:
-        return Meaning(column, column)
+        return Meaning(column, column, 1 / 60 if PER_MINUTE.search(words) else 1.0)
     if BARE_TOKENS.match(words):
         return Meaning("output_throughput", "output_throughput", bare=True)
     if words in TEXT_COLUMNS:
