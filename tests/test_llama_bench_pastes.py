@@ -417,3 +417,24 @@ def test_one_tests_kind_alone_when_the_rows_are_llama_cpps(tmp_path):
     assert [(r.model_type, r.model_ftype, r.test, r.avg_ts) for r in got
             if type(r).__name__ == "LlamaBenchResult"] == [("Qwen3-8B Q4_K_M", "Q4_K_M", "tg", 40.25)]
     assert {type(r).__name__ for r in got} == {"LlamaBenchResult", "PublishedTable", "ServingRun"}
+
+
+def test_a_table_copied_from_a_rendered_page_with_arrow_cells(tmp_path):
+    # (GitHub's copy writes no outer pipes and a `-- | --` delimiter row)
+    text = ("#### Current performance:\nTest | Before → After | Δ\n-- | -- | --\n"
+            "Qwen pp2048 | 1314.23 → 1514.80 | +15.26%\nGPT-OSS tg128 | 73.82 → 73.82 | neutral\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.label, r.test, r.avg_ts) for r in got] == [
+        ("Before", "pp2048", 1314.23), ("After", "pp2048", 1514.8),
+        ("Before", "tg128", 73.82), ("After", "tg128", 73.82)]
+
+
+def test_a_table_flattened_onto_one_line_is_read_row_by_row(tmp_path):
+    text = (" Qwen 3.6 35B-A3B\n | model | size | params | backend | ngl | test | t/s | "
+            "| --------------- | ---------: | ------: | ------- | --: | -----: | ------------: | "
+            "| qwen35moe 35B.A3B Q8_0 | 35.19 GiB | 35.51 B | Vulkan | 99 | pp8192 | 287.33 ± 2.06 | "
+            "| qwen35moe 35B.A3B Q8_0 | 35.19 GiB | 35.51 B | Vulkan | 99 | tg128 | 21.06 ± 0.01 | \n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.model_type, r.backends, r.test, r.avg_ts, r.stddev_ts) for r in got] == [
+        ("qwen35moe 35B.A3B Q8_0", "Vulkan", "pp8192", 287.33, 2.06),
+        ("qwen35moe 35B.A3B Q8_0", "Vulkan", "tg128", 21.06, 0.01)]

@@ -34,7 +34,8 @@ from typing import Any, Iterable
 
 from pydantic import ValidationError
 
-from ..reading.tablecells import CELL_REMARK, DIFFERENCE, Table, cell_number, cell_text, table
+from ..reading.tablecells import (ARROW_CELL, CELL_REMARK, DIFFERENCE, Table, cell_number,
+                                  cell_text, table)
 from ..schemas.llama_bench import LlamaBenchResult
 from .base import Block, Parsed, Problem, claimed_table
 from .grammar import snake_name
@@ -313,6 +314,29 @@ def _joined_names(header: str) -> list[str] | None:
     return None
 
 
+# A header that names the two runs an arrow cell compares (`Before → After`, `b10964 -> b11207`).
+ARROW_HEADER = re.compile(r"^(?P<before>.+?)\s*(?:->|=>|→|⇒|➜|➡)\s*(?P<after>.+)$")
+
+
+def _split_arrows(t: Table) -> Table:
+    """The table with each column of arrow cells (`1314.23 → 1514.80`) as two columns, the
+    runs before and after, named by the header's two sides (`Before → After`) or `before` and
+    `after` beside its own name."""
+    header, body = list(t.header), [(i, list(row)) for i, row in t.body]
+    for c in reversed(range(1, len(header))):
+        cells = [cell_text(row[c]) if c < len(row) else "" for _, row in body]
+        sides = [ARROW_CELL.match(text) for text in cells]
+        if not any(sides) or any(not m and re.search(r"\d", text) for m, text in zip(sides, cells)):
+            continue
+        named = ARROW_HEADER.match(cell_text(header[c]))
+        header[c:c + 1] = [named.group("before"), named.group("after")] if named else \
+            [f"{cell_text(header[c])} before".strip(), f"{cell_text(header[c])} after".strip()]
+        for (_, row), m in zip(body, sides):
+            if c < len(row):
+                row[c:c + 1] = [m.group("before"), m.group("after")] if m else [row[c], row[c]]
+    return Table(header, body)
+
+
 def _split_columns(t: Table) -> Table:
     """The table with each column of joined tests (`pp512 / tg128`) as a column a test, when
     every cell of it holds a rate per test."""
@@ -360,7 +384,7 @@ def _results(t: Table, command: str | None = None, heading: str = ""
     """(line index, values) of each result the table holds, None when it is no table of
     llama-bench results.  ``command``: the llama-bench command before it (sizes `pp`);
     ``heading``: the heading or label over it (names the test of t/s columns that name none)."""
-    t = _split_columns(t)
+    t = _split_columns(_split_arrows(t))
     header = t.header
     tests = {i: test_of(h) for i, h in enumerate(header)}
     tests = {i: v for i, v in tests.items() if v is not None}

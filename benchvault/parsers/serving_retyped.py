@@ -34,8 +34,8 @@ from typing import Any
 
 import os
 
-from ..reading.tablecells import (CELL_REMARK, DIFFERENCE, Table, cell_number, cell_text,
-                                  cells, table)
+from ..reading.tablecells import (ARROW_CELL, CELL_REMARK, DIFFERENCE, Table, cell_number,
+                                  cell_text, cells, table)
 from ..schemas.models import LatencyStat, ServingRun, fields_of
 from . import published_markdown
 from .base import Block, Parsed, Problem, claimed_table, half_unit
@@ -440,12 +440,6 @@ def _cell_runs(t: Table) -> list[Run] | None:
             runs.append(Run(name or None, [index], [(label, value, index)
                                                     for label, value in pairs]))
     return runs if any(len(run.cells) >= 2 for run in runs) else None
-
-
-# A cell of two runs' figures, the first's before an arrow (`8054 -> 8024 +0%`, `12.1 → 10.3`);
-# a change after the second (`+0%`, `(-16%)`) is the writer's.
-ARROW_CELL = re.compile(r"^(?P<before>[^>→⇒➜➡]*?\d[^>→⇒➜➡]*?)\s*(?:->|=>|→|⇒|➜|➡)\s*"
-                        r"(?P<after>[-+−]?[\d.,]+[^\s(]*)(?:\s*\(?[-+−±]?\s*\d[\d.]*\s*[%x×]\)?)?$")
 
 
 def _before_after(found: list[Run]) -> list[Run]:

@@ -55,7 +55,34 @@ def split_joined(text: str, known: Callable[[str], bool]) -> list[str] | None:
             return pieces
     if text.count("INFO ") + text.count("WARNING ") > 1:      # two log levels on one line
         return split_spliced(text)
+    if "|" in text and FLAT_TABLE_RE.search(text):
+        return split_table(text)
     return None
+
+
+# A markdown table flattened onto one line (an RSS or a chat copy that lost its newlines): its
+# header row's last pipe, a blank, then the delimiter row's first pipe.
+FLAT_TABLE_RE = re.compile(r"\|[ \t]+\|[ \t]*:?-{3,}:?[ \t]*\|")
+DELIMITER_CELL_RE = re.compile(r"^[ \t]*:?-+:?[ \t]*$")
+
+
+def split_table(text: str) -> list[str] | None:
+    """The rows of a table written on one line (`| a | b | | --- | --- | | 1 | 2 |`), each a
+    line again; None unless the header's width parts every row (an empty cell between rows),
+    whatever stands before the table (a caption) kept as a line of its own."""
+    start = text.find("|")
+    cells = text[start:].strip().strip("|").split("|")
+    at = next((i for i, c in enumerate(cells) if DELIMITER_CELL_RE.match(c)), None)
+    if at is None or at < 2 or cells[at - 1].strip():
+        return None
+    width = at - 1                          # the header's cells, then the blank between rows
+    rows = [cells[i:i + width] for i in range(0, len(cells), width + 1)]
+    gaps = [cells[i + width] for i in range(0, len(cells) - width, width + 1)]
+    if any(g.strip() for g in gaps) or len(rows[-1]) != width \
+            or not all(DELIMITER_CELL_RE.match(c) for c in rows[1]):
+        return None
+    lines = ["|" + "|".join(row) + "|" for row in rows]
+    return ([text[:start].rstrip()] if text[:start].strip() else []) + lines
 
 
 def split_spliced(text: str) -> list[str] | None:

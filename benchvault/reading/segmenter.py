@@ -352,7 +352,8 @@ def _undecorated(text: str) -> str:
 
 
 # The delimiter row of a GFM table written without its outer pipes (`---|:---:|---`).
-BARE_DELIMITER_RE = re.compile(r"^[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$")
+# (GitHub's copy of a rendered table writes its delimiter row `-- | -- | --`)
+BARE_DELIMITER_RE = re.compile(r"^[ \t]*:?-{2,}:?[ \t]*(?:\|[ \t]*:?-{2,}:?[ \t]*)+\|?[ \t]*$")
 
 
 class _Peeking:

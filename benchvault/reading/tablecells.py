@@ -49,6 +49,12 @@ DIFFERENCE = re.compile(r"\b(?:delta|diff|difference|change|improvement|impr|spe
 SEPARATOR = re.compile(r"^[\s|:+=-]*$")
 
 
+# A cell of two runs' figures, the first's before an arrow (`8054 -> 8024 +0%`, `12.1 → 10.3`);
+# a change after the second (`+0%`, `(-16%)`) is the writer's.
+ARROW_CELL = re.compile(r"^(?P<before>[^>→⇒➜➡]*?\d[^>→⇒➜➡]*?)\s*(?:->|=>|→|⇒|➜|➡)\s*"
+                        r"(?P<after>[-+−]?[\d.,]+[^\s(]*)(?:\s*\(?[-+−±]?\s*\d[\d.]*\s*[%x×]\)?)?$")
+
+
 # A character markdown escaped so it is not markup (`IQ4\_NL`, `\|`, `\*`): the character.
 MARKDOWN_ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~<>])")
 
