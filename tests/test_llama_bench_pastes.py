@@ -438,3 +438,15 @@ def test_a_table_flattened_onto_one_line_is_read_row_by_row(tmp_path):
     assert [(r.model_type, r.backends, r.test, r.avg_ts, r.stddev_ts) for r in got] == [
         ("qwen35moe 35B.A3B Q8_0", "Vulkan", "pp8192", 287.33, 2.06),
         ("qwen35moe 35B.A3B Q8_0", "Vulkan", "tg128", 21.06, 0.01)]
+
+
+def test_tests_as_rows_with_a_depth_a_bare_kind_and_a_row_of_no_test(tmp_path):
+    text = ("| Metric | Run 1 | Run 2 |\n|:---|---:|---:|\n| **PP speed @ d0** | ~287 t/s | ~326 t/s |\n"
+            "| **TG32 @ d0** | ~40.1 t/s | ~35.5 t/s |\n| **TG128 @ d16384** | ~33.1 t/s | ~28.2 t/s |\n"
+            "| **Real prompting avg** | 28.42 t/s | 28.49 t/s |\n")
+    got, warnings = read(tmp_path, text, "note.md")
+    assert [(r.label, r.test, r.n_depth, r.avg_ts) for r in got] == [
+        ("Run 1", "pp", 0, 287.0), ("Run 2", "pp", 0, 326.0),
+        ("Run 1", "tg32", 0, 40.1), ("Run 2", "tg32", 0, 35.5),
+        ("Run 1", "tg128 @ d16384", 16384, 33.1), ("Run 2", "tg128 @ d16384", 16384, 28.2)]
+    assert any(line == 6 and "names no llama-bench test" in reason for line, reason in warnings)

@@ -420,9 +420,20 @@ def _results(t: Table, command: str | None = None, heading: str = ""
     test_column = next((i for i, h in enumerate(header) if cell_text(h).lower() == "test"), None)
     first = [test_of(row[0]) if row else None for _, row in t.body]
     if first and not all(first):        # (rows named by kind alone: `Prompt processing`)
-        kinds = [_bare_kind(row[0]) if row else None for _, row in t.body]
-        if all(k and not k[1] for k in kinds) and {k[0] for k in kinds} == {"pp", "tg"}:
-            first = [bare_test(k[0], command) for k in kinds]
+        kinds = [_bare_kind(DEPTH_SUFFIX.sub("", row[0])) if row else None for _, row in t.body]
+        kinds = [k if k and not k[1] else None for k in kinds]
+        if {k[0] for k in kinds if k} | {"pp" if f["n_prompt"] else "tg"
+                                         for f in first if f} == {"pp", "tg"}:
+            first = [f or (_at_depth(bare_test(k[0], command), row) if k else None)
+                     for f, k, (_, row) in zip(first, kinds, t.body)]
+    # (a row that names no test among rows that do, `Real prompting avg`: kept as raw text)
+    others = [i for i, f in enumerate(first) if not f]
+    if first and len(first) - len(others) >= max(2, len(others) + 1) and test_column is None:
+        for i in others:
+            out.append((t.body[i][0], {"_skipped": "a row that names no llama-bench test "
+                                                   "among rows that do: kept as raw text"}))
+        t = Table(header, [row for i, row in enumerate(t.body) if i not in others])
+        first = [f for f in first if f]
     if test_column is not None and rates:               # a test column, t/s columns
         for index, row in t.body:
             test = test_of(row[test_column]) if test_column < len(row) else None
@@ -544,6 +555,15 @@ def _labels(header: list[str], row: list[str], skip: set[int]) -> dict[str, Any]
     return values
 
 
+# A depth after a test's kind (`PP speed @ d0`, `TG @ d16384`).
+DEPTH_SUFFIX = re.compile(r"\s*@\s*d(\d+)\s*$", re.I)
+
+
+def _at_depth(test: dict[str, int | None], row: list[str]) -> dict[str, int | None]:
+    depth = DEPTH_SUFFIX.search(cell_text(row[0])) if row else None
+    return {**test, "n_depth": int(depth.group(1))} if depth else test
+
+
 def _merged(labels: dict[str, Any], test: dict[str, int], rate: dict[str, float],
             run: dict[str, Any] | None = None) -> dict[str, Any]:
     values = {**labels, **(run or {}), **rate, **test,
@@ -604,6 +624,9 @@ def build(block: Block) -> list[Parsed | Problem]:
     for index, values in found:
         line = block.line_start + index
         raw = "\n".join([block.lines[0], block.lines[index]])
+        if "_skipped" in values:
+            out.append(Problem(line, values["_skipped"], raw))
+            continue
         unread = values.pop("_unread", [])
         if values.get("model_ftype") is None:   # (none in the row: the heading's or command's)
             values.pop("model_ftype", None)
