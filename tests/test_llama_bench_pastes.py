@@ -450,3 +450,14 @@ def test_tests_as_rows_with_a_depth_a_bare_kind_and_a_row_of_no_test(tmp_path):
         ("Run 1", "tg32", 0, 40.1), ("Run 2", "tg32", 0, 35.5),
         ("Run 1", "tg128 @ d16384", 16384, 33.1), ("Run 2", "tg128 @ d16384", 16384, 28.2)]
     assert any(line == 6 and "names no llama-bench test" in reason for line, reason in warnings)
+
+
+def test_a_depth_written_after_a_blank_and_a_test_column_of_rows(tmp_path):
+    text = ("| test | ROCmFP4 | Q4_K_L | delta |\n|---|---:|---:|---:|\n"
+            "| tg128 d32768 | 65.58 +/- 0.40 | 56.68 +/- 0.37 | +15.7% |\n"
+            "| pp2048 d0 | 1324.07 +/- 19.22 | 1263.96 +/- 8.90 | +4.8% |\n"
+            "| resident GTT (idle) | 13.86 GiB | 16.87 GiB | -3.0 GiB |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.label, r.test, r.n_depth, r.avg_ts, r.stddev_ts) for r in got] == [
+        ("ROCmFP4", "tg128 @ d32768", 32768, 65.58, 0.4), ("Q4_K_L", "tg128 @ d32768", 32768, 56.68, 0.37),
+        ("ROCmFP4", "pp2048", 0, 1324.07, 19.22), ("Q4_K_L", "pp2048", 0, 1263.96, 8.9)]

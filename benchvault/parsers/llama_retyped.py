@@ -47,7 +47,7 @@ from .llama_bench import (BACKENDS, CELL_FLAG, COLUMN_FIELDS, COUNT_FACTORS, FIE
 # `pp512+tg128`, `pp512 @ d4096`; retyped, its size in brackets (`PP (512)`).
 TEST = re.compile(r"(?<![A-Za-z0-9])(?:pp\s?\(?(?P<pp>\d+)\)?(?:\s?\+\s?tg(?P<pptg>\d+))?"
                   r"|tg\s?\(?(?P<tg>\d+)\)?)"
-                  r"(?:\s?@\s?d(?P<depth>\d+))?(?![A-Za-z0-9])", re.I)
+                  r"(?:\s?@\s?d|\s+d)?(?:(?<=d)(?P<depth>\d+))?(?![A-Za-z0-9])", re.I)
 # Words that say a column holds tokens per second, left off a run's name.
 RATE = re.compile(r"\(?\s*(?:t/s|tok/s|tokens?/s(?:ec)?|tps)\s*\)?|\[(?:t/s|tok/s)\]", re.I)
 # A label column's words → llama-bench field, beyond its own markdown names.
@@ -428,7 +428,8 @@ def _results(t: Table, command: str | None = None, heading: str = ""
                      for f, k, (_, row) in zip(first, kinds, t.body)]
     # (a row that names no test among rows that do, `Real prompting avg`: kept as raw text)
     others = [i for i, f in enumerate(first) if not f]
-    if first and len(first) - len(others) >= max(2, len(others) + 1) and test_column is None:
+    if first and len(first) - len(others) >= max(2, len(others) + 1) \
+            and (test_column is None or test_column == 0 and not rates):
         for i in others:
             out.append((t.body[i][0], {"_skipped": "a row that names no llama-bench test "
                                                    "among rows that do: kept as raw text"}))
