@@ -461,3 +461,14 @@ def test_a_depth_written_after_a_blank_and_a_test_column_of_rows(tmp_path):
     assert [(r.label, r.test, r.n_depth, r.avg_ts, r.stddev_ts) for r in got] == [
         ("ROCmFP4", "tg128 @ d32768", 32768, 65.58, 0.4), ("Q4_K_L", "tg128 @ d32768", 32768, 56.68, 0.37),
         ("ROCmFP4", "pp2048", 0, 1324.07, 19.22), ("Q4_K_L", "pp2048", 0, 1263.96, 8.9)]
+
+
+def test_a_table_whose_blanks_were_squeezed_to_one_is_read_from_its_right(tmp_path):
+    text = ("M2 Mac Mini, llama.cpp b4980\n\n양자화 포맷 PP (t/s) TG (t/s)\nQ4_0 143.23 32.27\n"
+            "Q4_K_M 123.30 29.60\nIQ4_XS 133.84 33.13\n\nResults for pp512 tg128\n"
+            "and more words 12 34\nmore 1 2\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.model_ftype, r.test, r.avg_ts, r.build_number) for r in got] == [
+        ("Q4_0", "pp", 143.23, 4980), ("Q4_0", "tg", 32.27, 4980),
+        ("Q4_K_M", "pp", 123.3, 4980), ("Q4_K_M", "tg", 29.6, 4980),
+        ("IQ4_XS", "pp", 133.84, 4980), ("IQ4_XS", "tg", 33.13, 4980)]

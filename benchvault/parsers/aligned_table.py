@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from . import block_formats, llama_bench
 from .base import Block, BlockFormat, Parsed, Problem
-from ..reading.aligned import cells_of, columns, pipe_lines
+from ..reading.aligned import cells_of, columns, flat_lines, pipe_lines
 from ..reading.tablecells import claiming_format
 
 FIGURE = (r"(?<![A-Za-z])(?:[Pp][Pp]\s?\d*|[Tt][Gg]\s?\d*|t/s|tok/s|tokens?/s|TTFT|TPOT|ITL|E2EL?|req/s"
@@ -30,6 +30,13 @@ FIGURE = (r"(?<![A-Za-z])(?:[Pp][Pp]\s?\d*|[Tt][Gg]\s?\d*|t/s|tok/s|tokens?/s|TT
 # Three cells or more parted by two blanks, no pipes, no `Label: value` line.
 HEADER = re.compile(r"^(?=[^|:]*" + FIGURE + r")[ \t]*[^\s|>#`~-][^|\n]*?\S(?: {2,}|\t)\S[^|\n]*?"
                     r"\S(?: {2,}|\t)\S[^|\n]*$")
+# ...or, its blanks squeezed to one, a header that ends with two figure columns or more
+# (`양자화 포맷 PP (t/s) TG (t/s)`): reading.aligned.flat_lines reads it from its right.
+# Each figure column with its unit, `(t/s)`, so that a sentence ending `pp512 tg128` is none.
+FIGURE_GROUP = FIGURE + r"\s\([^()\s]{1,12}\)"
+FLAT_HEADER = re.compile(r"^(?=.{0,100}$)[ \t]*[^\s|>#`~-][^|:\n]*?\s" + FIGURE_GROUP
+                         + r"(?:\s" + FIGURE_GROUP + r")+[ \t]*$")
+FIGURE_RE = re.compile(FIGURE)
 FENCE = re.compile(r"^\s*(?:`{3}|~{3})")
 
 
@@ -53,8 +60,9 @@ def resumes(lines: list[str], line: str) -> bool:
 def build(block: Block) -> list[Parsed | Problem]:
     rows = block.lines[1:]
     foreign = [i for i, line in enumerate(rows, 1) if line.strip() and not continues(line)]
-    pipes = pipe_lines([block.lines[0], *("" if RULE.match(line) or i in foreign else line
-                                          for i, line in enumerate(rows, 1))])
+    kept = [block.lines[0], *("" if RULE.match(line) or i in foreign else line
+                              for i, line in enumerate(rows, 1))]
+    pipes = pipe_lines(kept) if HEADER.match(block.lines[0]) else flat_lines(kept, FIGURE_RE)
     if pipes is None:
         return []
     # (llama-bench's own table, its pipes lost in a copy from a rendered page, is its own)
@@ -81,7 +89,7 @@ FORMAT = BlockFormat(
     markers=(*(gap + word for gap in ("  ", "\t") for word in (
         "pp", "PP", "tg", "TG", "TTFT", "TPOT", "ITL", "E2E", "Latency", "latency", "Throughput",
         "throughput")), "t/s", "req/s", "Req/s", "tok/s", "TTFT", "TPOT", "ITL"),
-    start=HEADER,
+    start=re.compile(HEADER.pattern + "|" + FLAT_HEADER.pattern),
     end=None,
     max_lines=2_000,
     build=build,

@@ -12,7 +12,9 @@ The header names the columns: its cells are parted by two blanks or more (a cell
 its header, or a label with a double blank inside (``int4  (AutoRound)``), still lands in its
 column.  :func:`pipe_lines` gives the pipe table (header, delimiter row, rows) that the table
 formats read.  A table copied from a rendered page parts its cells by one tab each instead:
-its rows' cells are counted, not placed (:func:`tab_separated`).
+its rows' cells are counted, not placed (:func:`tab_separated`).  One whose blanks were all
+squeezed to one (a page's text copied through a reader that keeps none) is read from its right:
+each row ends with as many figures as the header ends with figure columns (:func:`flat_lines`).
 """
 
 from __future__ import annotations
@@ -99,3 +101,42 @@ def pipe_lines(lines: list[str]) -> list[str] | None:
             return None
         rows.append(row_cells(line, heads))
     return pipe_table([name for _, name in heads], rows)
+
+
+NUMBER_TOKEN = re.compile(r"^[-+~≈]?\d[\d,]*(?:\.\d+)?$")
+UNIT_TOKEN = re.compile(r"^\([^()]{1,12}\)$")
+
+
+def flat_lines(lines: list[str], figure: re.Pattern[str]) -> list[str] | None:
+    """The pipe table of a table whose cells are parted by single blanks (`Quant PP (t/s) TG
+    (t/s)` over `Q4_0 143.23 32.27`): every row ends with the same number of figures (one at
+    least, two rows at least), the header with as many column names that each name a figure
+    (``figure``: a word such as `PP`, `t/s`, `TTFT`; a `(unit)` after a name belongs to it),
+    and the words before them name the row.  None for any other lines."""
+    filled = [line.split() for line in lines if line.strip()]
+    if len(filled) < 3:
+        return None
+    counts = {len(list(_trailing(tokens))) for tokens in filled[1:]}
+    if len(counts) != 1 or 0 in counts:
+        return None
+    width = counts.pop()
+    groups: list[str] = []
+    for token in filled[0]:
+        if UNIT_TOKEN.match(token) and groups:
+            groups[-1] += " " + token
+        else:
+            groups.append(token)
+    names, label = groups[-width:], " ".join(groups[:-width])
+    if len(groups) <= width or not all(figure.search(name) for name in names) \
+            or any(len(tokens) <= width for tokens in filled[1:]):
+        return None
+    rows = [[" ".join(tokens[:-width]), *tokens[-width:]] for tokens in filled[1:]]
+    return pipe_table([label, *names], rows)
+
+
+def _trailing(tokens: list[str]):
+    """The figures a row's tokens end with."""
+    for token in reversed(tokens):
+        if not NUMBER_TOKEN.match(token):
+            return
+        yield token
