@@ -297,3 +297,17 @@ def test_metric_rows_with_a_setting_row_need_one_measured_row(tmp_path):
             "| Output tok/s | 1000.5 | 1100.5 |\n")
     got = read_note(tmp_path, text, RUNS.format("max_concurrency, output_throughput"))
     assert [tuple(r.values()) for r in got] == [("Baseline", 16, 1000.5), ("PR", 16, 1100.5)]
+
+
+def test_metric_rows_in_groups_are_a_run_per_group_and_column(tmp_path):
+    text = ("| cell | metric | vLLM 0.27 | PegaInfer |\n| --- | --- | --- | --- |\n"
+            "| bs1 @1024/256 | TPOT | 8.21 | **8.16** |\n| | TTFT | 198.3 | **78** |\n"
+            "| qps16 | TPOT | **24.06** | 29.71 |\n| | output tok/s | **1394** | 1293 |\n")
+    got = read_note(tmp_path, text, RUNS.format(
+        "max_concurrency, request_rate, random_input_len, random_output_len, mean_tpot_ms, "
+        "mean_ttft_ms, output_throughput"))
+    assert [tuple(r.values()) for r in got] == [
+        ("vLLM 0.27", 1, None, 1024, 256, 8.21, 198.3, None),
+        ("PegaInfer", 1, None, 1024, 256, 8.16, 78.0, None),
+        ("vLLM 0.27", None, 16.0, None, None, 24.06, None, 1394.0),
+        ("PegaInfer", None, 16.0, None, None, 29.71, None, 1293.0)]

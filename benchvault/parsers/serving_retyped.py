@@ -286,6 +286,7 @@ class Run:
     lines: list[int] = field(default_factory=list)
     cells: list[tuple[str, str, int]] = field(default_factory=list)   # (label, text, line)
     named: bool = False     # one of the runs a header names (`vLLM V0 Avg Lat(s)`)
+    group: str | None = None    # the group a grouped table's row names (`c8 @1024/256`)
 
 
 def _numeric(texts: list[str]) -> bool:
@@ -365,6 +366,46 @@ def _swept(t: Table) -> bool:
     """The table's first column is a serving sweep's setting, or a row names one."""
     firsts = [t.header[0] if t.header else "", *(row[0] for _, row in t.body if row)]
     return any(m is not None and m.column in SWEPT for m in map(meaning, firsts))
+
+
+def _grouped_row_runs(t: Table) -> list[Run] | None:
+    """Metric rows in groups (`| cell | metric | vLLM | PegaInfer |` over `| c8 @1024/256 |
+    TPOT | ... |` and rows with the group left blank under it): one run per group and column,
+    the column its label, the group its settings (GROUP_SETTING); None for any other table."""
+    if len(t.header) < 3 or (m := meaning(t.header[1])) is not None and m.measured:
+        return None
+    metrics = [row[1] if len(row) > 1 else "" for _, row in t.body]
+    if sum(bool(m and m.measured) for m in map(meaning, metrics)) < 2 \
+            or not t.body or not t.body[0][1][0]:
+        return None
+    columns = [c for c in range(2, len(t.header)) if not DIFFERENCE.search(t.header[c])
+               and _numeric([row[c] if c < len(row) else "" for _, row in t.body])]
+    runs: dict[tuple[str, int], Run] = {}
+    group = ""
+    for index, row in t.body:
+        group = row[0] or group
+        for c in columns:
+            text = row[c] if c < len(row) else ""
+            run = runs.setdefault((group, c), Run(cell_text(t.header[c]) or None, group=group))
+            run.lines.append(index)
+            if text:
+                run.cells.append((row[1], text, index))
+    return list(runs.values()) or None
+
+
+# A group's settings, each a word of it: `c8`, `bs1`, `qps16`, `@1024/256` (input/output).
+GROUP_LENGTHS = re.compile(r"^@?(\d+)\s*/\s*(\d+)$")
+
+
+def _group_settings(group: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for word in cell_text(group or "").split():
+        if lengths := GROUP_LENGTHS.match(word):
+            out.update(random_input_len=int(lengths.group(1)),
+                       random_output_len=int(lengths.group(2)))
+        elif match := LABEL_SETTING.match(word):
+            out.update(_setting(match))
+    return out
 
 
 def _stat_row_runs(t: Table) -> list[Run] | None:
@@ -454,7 +495,8 @@ def _before_after(found: list[Run]) -> list[Run]:
         for side in ("before", "after"):
             out.append(Run(f"{run.label} {side}" if run.label else side, run.lines,
                            [(name, m.group(side) if m else text, index)
-                            for (name, text, index), m in zip(run.cells, sides)], run.named))
+                            for (name, text, index), m in zip(run.cells, sides)], run.named,
+                           run.group))
     return out
 
 
@@ -462,8 +504,8 @@ def runs(lines: list[str]) -> list[Run] | None:
     t = table(lines)
     if t is None:
         return None
-    found = _before_after(_row_runs(t) or _stat_row_runs(t) or _column_runs(t) or _cell_runs(t)
-                          or [])
+    found = _before_after(_grouped_row_runs(t) or _row_runs(t) or _stat_row_runs(t)
+                          or _column_runs(t) or _cell_runs(t) or [])
     if not found:
         return None
     # numbers under the metrics: at least two measured cells of one run read as numbers (one,
@@ -687,7 +729,7 @@ def build(block: Block) -> list[Parsed | Problem]:
         problems: list[tuple[int, str]] = []
         values, extra, stats, tolerance = _read(run, block, problems)
         settings, run_label = _label_settings(run.label)
-        for column, value in settings.items():
+        for column, value in {**_group_settings(run.group), **settings}.items():
             values.setdefault(column, value)
         for column, value in shared.items():     # the table's own figures first
             values.setdefault(column, value)
