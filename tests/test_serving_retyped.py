@@ -311,3 +311,24 @@ def test_metric_rows_in_groups_are_a_run_per_group_and_column(tmp_path):
         ("PegaInfer", 1, None, 1024, 256, 8.16, 78.0, None),
         ("vLLM 0.27", None, 16.0, None, None, 24.06, None, 1394.0),
         ("PegaInfer", None, 16.0, None, None, 29.71, None, 1293.0)]
+
+
+def test_a_row_label_that_merely_holds_a_metric_word_makes_no_metric_rows(tmp_path):
+    text = ("| Strategy | TP x EP | Concurrency | TTFT (ms) | TPOT (ms) | Throughput (tok/s) |\n"
+            "|---|---|---|---|---|---|\n| Low-latency | 2x2 | 1 | 210 | 14.94 | 65 |\n"
+            "| Low-latency | 2x2 | 16 | 167 | 31.80 | 486 |\n| Balanced | 4x4 | 64 | 419 | 42.48 | 1403 |\n")
+    got = read_note(tmp_path, text, RUNS.format("max_concurrency, mean_ttft_ms, output_throughput"))
+    assert [tuple(r.values()) for r in got] == [
+        ("Low-latency", 1, 210.0, 65.0), ("Low-latency", 16, 167.0, 486.0),
+        ("Balanced", 64, 419.0, 1403.0)]
+
+
+@pytest.mark.parametrize("header_a, header_b", [
+    ("mean_tpot_ms__triton", "mean_tpot_ms__gluon"),      # (`__` inside a word: no emphasis)
+    ("mean_tpot (triton) [ms]", "mean_tpot (gluon) [ms]"),
+])
+def test_a_runs_name_after_its_metric(tmp_path, header_a, header_b):
+    text = (f"| concurrency | {header_a} | {header_b} | tpot_uplift_pct |\n|---|---|---|---|\n"
+            "| 1 | 4.08 | 3.45 | 15.44 |\n")
+    got = read_note(tmp_path, text, RUNS.format("max_concurrency, mean_tpot_ms"))
+    assert [tuple(r.values()) for r in got] == [("triton", 1, 4.08), ("gluon", 1, 3.45)]

@@ -152,7 +152,8 @@ def _unit(words: str) -> str | None:
 
 def _latency(words: str) -> Meaning | None:
     metric = next((name for pattern, name in METRICS if pattern.search(words)), None)
-    if metric is None or PER_SECOND.search(words) or NORMALIZED.search(words):
+    if metric is None or PER_SECOND.search(words) or NORMALIZED.search(words) \
+            or PERCENT.search(words):
         return None
     match = STAT.search(words)
     pct = None
@@ -174,6 +175,8 @@ def _latency(words: str) -> Meaning | None:
 # The old client's `Normalized latency (s/token)`: a request's latency over its output length,
 # no statistic of any one metric.
 NORMALIZED = re.compile(r"\bnormali[sz]ed\b")
+# A share, not a time (`tpot_uplift_pct`, `TTFT change (%)`)
+PERCENT = re.compile(r"%|\bpct\b|\bpercent(?:age)?\b")
 # A rate per minute (`Throughput (req/min)`)
 PER_MINUTE = re.compile(r"(?:/|\bper\s+)min(?:ute)?\b")
 
@@ -297,8 +300,12 @@ def _row_runs(t: Table) -> list[Run] | None:
     """Metrics as row labels: the runs, one per column of numbers (one in all when the
     columns are statistics); None when the first column names too few metrics."""
     names = [row[0] if row else "" for _, row in t.body]
-    if sum(bool(m and m.measured) for m in map(meaning, names)) < (
-            1 if _metric_rows(t) or _swept(t) else 2):
+    meanings = [meaning(name) for name in names]
+    measured = {cell_text(n).lower() for n, m in zip(names, meanings) if m and m.measured}
+    # (most rows name a figure or a setting: `Low-latency` twice among strategies is no metric)
+    named = sum(bool(m and (m.measured or m.column is not None)) for m in meanings)
+    if len(measured) < (1 if _metric_rows(t) or _swept(t) else 2) \
+            or 2 * named < len(names) and not _metric_rows(t):
         return None
     header = t.header
     width = max(len(header), *(len(row) for _, row in t.body))
@@ -326,21 +333,39 @@ def _row_runs(t: Table) -> list[Run] | None:
 
 def _run_names(header: list[str]) -> dict[int, tuple[str, str]]:
     """Columns named `<run> <metric>` for two runs or more (`k8s TTFT mean | llm-d TTFT
-    mean`, `vLLM V0 Avg Lat(s) | sglang Avg Lat(s)`): column → (run name, the metric's label).
-    Words are a run's name when another run's name stands before the same measured label;
+    mean`, `vLLM V0 Avg Lat(s) | sglang Avg Lat(s)`), or `<metric> <run>` (`mean_tpot_ms__triton
+    | mean_tpot_ms__gluon`, `median_ttft (PR) [ms]`): column → (run name, the metric's label).
+    Words are a run's name when another run's name stands beside the same measured label;
     a statistic or a metric's word is no name (`Mean TTFT | P99 TTFT`)."""
     splits: dict[int, list[tuple[str, str]]] = {}
-    before: dict[str, set[str]] = {}
+    beside: dict[str, dict[int, str]] = {}      # a measured label → the columns naming a run
     for c, h in enumerate(header):
-        words = cell_text(h).split()
-        for k in range(1, len(words)):
-            name, rest = " ".join(words[:k]), " ".join(words[k:])
+        for name, rest in _name_splits(cell_text(h)):
             if (m := meaning(rest)) is None or not m.measured or _names_a_figure(name):
                 continue
             splits.setdefault(c, []).append((name, rest))
-            before.setdefault(rest.lower(), set()).add(name)
+            beside.setdefault(rest.lower(), {}).setdefault(c, name)
     return {c: found[0] for c, options in splits.items()
-            if (found := [o for o in options if len(before[o[1].lower()]) >= 2])}
+            if (found := [o for o in options if len(set(beside[o[1].lower()].values())) >= 2])}
+
+
+RUN_IN_BRACKETS = re.compile(r"\(([^()]+)\)")
+
+
+def _name_splits(text: str) -> list[tuple[str, str]]:
+    """(run name, the rest) for each way a header may hold a run's name: its first words, its
+    last words (`__` or blanks before them), or a bracket that is no unit (`(PR)`)."""
+    out = []
+    for bracket in RUN_IN_BRACKETS.finditer(text):
+        if bracket.group(1).strip().lower() not in TO_MS:
+            out.append((bracket.group(1).strip(),
+                        " ".join((text[:bracket.start()] + text[bracket.end():]).split())))
+    words = text.split()
+    out += [(" ".join(words[:k]), " ".join(words[k:])) for k in range(1, len(words))]
+    parts = [w for w in re.split(r"\s+|_{2,}", text) if w]
+    if len(parts) > 1:
+        out += [(" ".join(parts[k:]), " ".join(parts[:k])) for k in range(1, len(parts))]
+    return out
 
 
 def _names_a_figure(words: str) -> bool:

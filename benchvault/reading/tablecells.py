@@ -20,7 +20,8 @@ from ..schemas.published import PublishedResult, PublishedTable
 from ..parsers.base import Block, Parsed
 
 LINE_BREAK_RE = re.compile(r"\s*<br\s*/?>\s*", re.I)
-MARKUP_RE = re.compile(r"<[^>]+>|\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|`")
+# (`__` inside a word is no emphasis: `mean_tpot_ms__triton`)
+MARKUP_RE = re.compile(r"<[^>]+>|\*\*|(?<!\w)__|__(?!\w)|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|`")
 # `45.74`, `-0.6%`, `63.0 GB`, `13.5GB`, `1,234.5`, `~25.9%`, `878.31 ± 4.11`
 # A number in a cell: `1,234.5` (commas or spaces group thousands: `336 827`), `12.3`, `1e-3`, or a decimal comma
 # (`199,8`, `13,26`: a comma followed by other than three digits).
@@ -43,7 +44,7 @@ HEADER_UNITS = (
 )
 SPACES_RE = re.compile(r"\s+")
 # A column of differences between runs (`Δ`, `Speedup`, `vs main`): no run, nor a label of one.
-DIFFERENCE = re.compile(r"\b(?:delta|diff|difference|change|improvement|impr|speedup|gain"
+DIFFERENCE = re.compile(r"\b(?:delta|diff|difference|change|improvement|impr|speedup|gain|uplift"
                         r"|ratio|regression|vs\.?)\b|Δ|^%$", re.I)
 # A delimiter row (`|---|:--:|`) or a line of only borders.
 SEPARATOR = re.compile(r"^[\s|:+=-]*$")
