@@ -122,6 +122,7 @@ def test_a_wrapper_does_not_hide_the_command(line, args):
 @pytest.mark.parametrize("line", [
     "`VLLM_USE_V1=1 vllm bench serve --num-prompts 7`",
     "`python3 -m sglang.bench_serving --backend sglang-oai-chat --num-prompt 128`",
+    "λ vllm bench serve --num-prompts 7",        # (λ: cmder's prompt on Windows)
 ])
 def test_a_code_span_with_an_env_prefix_or_interpreter_runs_its_command(line):
     # (a note quotes the command as a code span: the segmenter reads the span's text)
@@ -334,6 +335,8 @@ def test_a_run_without_a_command_takes_the_model_its_prose_names(tmp_path):
     ("测试长度: 输入=200, 输出=100", {"random_input_len": 200, "random_output_len": 100}),
     ("100 requests at concurrency level 10, num_prompts=100",
      {"max_concurrency": 10, "num_prompts": 100}),
+    ("Speed (`random 2048/256 @ conc 64`, tp8)",
+     {"random_input_len": 2048, "random_output_len": 256, "max_concurrency": 64}),
     ("concurrency from 1 to 32, input: 8k", {}),             # a range, a rounded length
     ("ISL=1024 here, ISL=2048 there", {}),                    # stated twice differently
 ])

@@ -92,6 +92,8 @@ SETTINGS = (
     (re.compile(r"^(?:mean\s+|avg\s+|average\s+)?(?:draft\s+)?acceptance\s*rate\b"),
      "spec_decode_acceptance_rate"),
     (re.compile(r"^total\s*(?:input|prompt)\s*tokens\b"), "total_input_tokens"),
+    (re.compile(r"^total\s*(?:generated|output)\s*tokens\s*\(retokenized\)"),
+     "total_output_tokens_retokenized"),
     (re.compile(r"^total\s*(?:generated|output)\s*tokens\b"), "total_output_tokens"),
 )
 TEXT_COLUMNS = {"model": "model", "model/quant": "model", "model name": "model"}

@@ -57,7 +57,7 @@ SHELL_WORDS = {"&&", "||", ";", "|", "do", "then", "else", "time", "nohup", "sud
                "xargs", "watch", "srun", "+"}
 # A token that ends a prompt or a label before a command: `user@host:~$`, `>`, `❯`, `(venv)`,
 # `[2025-01-05 11:32:46]`, `Full vLLM command:`, `1.`, a backtick.
-PROMPT_ENDINGS = set("$#>%❯)]:.`*-")
+PROMPT_ENDINGS = set("$#>%❯)]:.`*-λ")     # (λ: cmder's prompt on Windows)
 GLUED_PROMPT = re.compile(r"^[^\w\s\x21-\x7e]+")
 LOG_LINE_START = re.compile(
     r"^\s*(?:\[[^\]]*\]\s*)?(?:\(\w+(?:[ =]\S+)*\)\s*)?(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|NOTICE)\b")
