@@ -83,12 +83,13 @@ FORMAT = BlockFormat(
     description="Results retyped as a plain-text table aligned with spaces (no pipes): read "
                 "by the table format that claims it by its header words.",
     upstream=("llama-bench / vllm bench serve / GuideLLM results, retyped as aligned text",),
-    # (a figure after the two blanks or the tab that part a header's cells: a stats line's
-    # `Swapped` holds none, and a server log is full of those; or a serving metric's name
-    # anywhere, `  Mean TTFT (ms)`, which a server log seldom prints)
+    # (a figure, or a statistic or a throughput's word before one, after the two blanks or the
+    # tab that part a header's cells, `  Mean TTFT (ms)`, `  Req/s`: a note's `odd TTFT` or a
+    # stats line's `Swapped` holds none, and a server log is full of those)
     markers=(*(gap + word for gap in ("  ", "\t") for word in (
         "pp", "PP", "tg", "TG", "TTFT", "TPOT", "ITL", "E2E", "Latency", "latency", "Throughput",
-        "throughput")), "t/s", "req/s", "Req/s", "tok/s", "TTFT", "TPOT", "ITL"),
+        "throughput", "Mean", "Median", "Avg", "P9", "P5", "Req", "Output", "Total")),
+        "t/s", "req/s", "tok/s"),
     start=re.compile(HEADER.pattern + "|" + FLAT_HEADER.pattern),
     end=None,
     max_lines=2_000,
