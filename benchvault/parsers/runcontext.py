@@ -236,6 +236,7 @@ PROSE_WORKLOAD = (
 )
 
 
+@lru_cache(maxsize=1024)      # (a note's prose, asked for every run under it)
 def workload_in_prose(lines: tuple[str, ...]) -> dict[str, int]:
     """The workload a note's prose states once (its input and output lengths, its prompt
     count, its concurrency): what a run's command and printed lines leave empty.  A value
