@@ -425,6 +425,10 @@ class Segmenter:
         self.preambles = [f.preamble for f in self.formats if f.preamble is not None]
         # One search says whether any block format could start on a line (most lines: none).
         self.start_hint = any_of(m for f in self.formats for m in f.markers)
+        # ...and whether one that may cut an open block could (most formats never cut one:
+        # their markers, `(ms):` of every result line, would make each line of a block ask all)
+        self.cutters = [f for f in self.formats if f.cuts]
+        self.cut_hint = any_of(m for f in self.cutters for m in f.markers)
         self.ctx = Context(path=path, tags=dict(tags or {}))
         # A plain log is program output throughout: its tables are tool output, not published.
         self.ctx.fenced = not self.markdown
@@ -1248,12 +1252,11 @@ class Segmenter:
                 # another open block that continues with the line (a llama-bench table's rows).
                 own = fmt.end is None and fmt.continues is not None and fmt.continues(text)
                 cut = (FENCE_RE.match(text) or len(block.lines) >= fmt.max_lines
-                       or self.start_hint.search(text) is not None
-                       and any(f.starts(text) for f in self.formats
-                               if (f is not fmt or fmt.restarts and (
-                                   fmt.restarts_at is None or fmt.restarts_at.search(text)))
-                               and (f.restarts or not own)
-                               and (f.cuts or f is fmt)))
+                       or fmt.restarts and (fmt.restarts_at is None
+                                            or fmt.restarts_at.search(text)) and fmt.starts(text)
+                       or self.cut_hint.search(text) is not None
+                       and any(f.starts(text) for f in self.cutters
+                               if f is not fmt and (f.restarts or not own)))
                 cut = cut or run_ended
                 if held:
                     if not cut and (fmt.resumes(block.lines, text) or fmt.trailer is not None
