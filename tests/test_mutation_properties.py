@@ -121,6 +121,7 @@ for _kind, _why, _fixtures in [
         'serving_retyped/real-vllm-metal-pr352-units-in-cells',
         'serving_retyped/real-vllm-metal-pr559-metric-rows-delta',
         'serving_retyped/derived-runs-named-by-their-setting',
+        'notes/derived-capture-with-table',
     )),
     ('foreign', "a foreign line inside a hand-made markdown table ends the table, as for serving_retyped above: the rows after it have no header (llama_retyped)", (
         'llama_retyped/derived-three-shapes',

@@ -332,3 +332,13 @@ def test_a_runs_name_after_its_metric(tmp_path, header_a, header_b):
             "| 1 | 4.08 | 3.45 | 15.44 |\n")
     got = read_note(tmp_path, text, RUNS.format("max_concurrency, mean_tpot_ms"))
     assert [tuple(r.values()) for r in got] == [("triton", 1, 4.08), ("gluon", 1, 3.45)]
+
+
+def test_a_garbled_setting_cell_is_a_warning_not_a_runs_name(tmp_path):
+    text = ("| Concurrency | Output tok/s |\n|---|---|\n| ! | 529.33 |\n| 16 | 871.02 |\n"
+            "| Concurrency 64 | 900.5 |\n")
+    got = read_note(tmp_path, text, RUNS.format("max_concurrency, output_throughput"))
+    assert [tuple(r.values()) for r in got] == [
+        (None, None, 529.33), (None, 16, 871.02), ("Concurrency 64", 64, 900.5)]
+    reasons = [r["reason"] for r in rows(tmp_path / "note.db", "SELECT reason FROM unparsed_blocks")]
+    assert any("'!' is not a number" in r for r in reasons)

@@ -452,6 +452,14 @@ def _stat_row_runs(t: Table) -> list[Run] | None:
     return [run] if run.cells else None
 
 
+def _names_its_row(head: str, cell: str) -> bool:
+    """A first cell with no number is its row's name, unless its column is a value's (`Model`,
+    or a setting such as `Concurrency` whose cell was garbled: a warning, not a name); a cell
+    that names its setting (`Concurrency 64`) is a name too."""
+    m = meaning(head)
+    return m is None or m.column is None or m.column != "model" and bool(_label_settings(cell)[0])
+
+
 def _column_runs(t: Table) -> list[Run] | None:
     """Metrics as column headers: one run per body row (one per run name and row when the
     headers name runs, `k8s TTFT mean | llm-d TTFT mean`); None when the header names too
@@ -465,7 +473,7 @@ def _column_runs(t: Table) -> list[Run] | None:
         if not _numeric(row):
             continue
         label = row[0] if row and row[0] and number(row[0])[0] is None \
-            and (meaning(header[0]) is None or meaning(header[0]).column != "model") else None
+            and _names_its_row(header[0], row[0]) else None
         shared: list[tuple[str, str, int]] = []
         own: dict[str, list[tuple[str, str, int]]] = {}
         for c, text in enumerate(row):
