@@ -53,7 +53,8 @@ class Context:
     # what a writer states about the run in words (`llama.cpp b10064 CUDA, -t 8`).
     prose: tuple[str, ...] = ()
     # The device lines a note printed last, in any section (`Device 0: Radeon 8060S Graphics,
-    # gfx1151`): the machine its later tables ran on, unless they say another.
+    # gfx1151`; a format's ``lasting`` labels): the machine its later tables ran on, unless they
+    # say another.
     devices: dict[str, str] = field(default_factory=dict)
 
     def snapshot(self) -> "Context":
@@ -167,6 +168,9 @@ class BlockFormat:
     build: Callable[[Block], "Parsed | list[Parsed | Problem]"]
     commands: dict[str, re.Pattern[str]] = field(default_factory=dict)
     preamble: re.Pattern[str] | None = None    # `Label: value` lines printed just before
+    # The preamble's labels a note's later sections inherit (a machine's device lines,
+    # Context.devices); one whose group ``anew`` matched starts them over (a new device list).
+    lasting: re.Pattern[str] | None = None
     continues: Callable[[str], bool] | None = None   # for end=None formats
     # A line printed just after the block (`build: b56f079e (4418)`), after at most
     # ``trailer_gap`` blank lines: it and the blanks join the block.

@@ -71,6 +71,10 @@ PREAMBLE = re.compile(
     r"^`?((?i:ggml_\w+:\s*found)|ggml_vulkan:\s*(?:\d+|Using)|Device\s+\d+"
     r"|(?i:ggml_metal\w*:\s*GPU name)|register_device:\s*registered device\s+[A-Za-z]+\d+"
     r"|build)\s*(?:[:=]\s*|\s)(.+)$")
+# ...the ones that name a device, which a note's later tables ran on too; `found N devices`
+# starts a new list of them.
+LASTING = re.compile(r"^(?:Device\s*\d+|ggml_vulkan|ggml_metal|register_device"
+                     r"|(?P<anew>ggml_\w+:\s*found))", re.I)
 # The build line after the table; in a note it may be in backticks with prose after it.
 TRAILER = re.compile(r"^\s*`?build:\s*[^\s()`]+\s*\(\d+\)`?(?:\s.*)?$")
 BUILD_RE = re.compile(r"^([^\s()`]+)\s*\((\d+)\)`?$")
@@ -896,6 +900,7 @@ FORMAT = BlockFormat(
     build=build,
     commands=COMMANDS,
     preamble=PREAMBLE,
+    lasting=LASTING,
     preamble_markers=("ggml_", "device", "build"),
     continues=continues,
     trailer=TRAILER,

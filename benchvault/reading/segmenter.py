@@ -43,9 +43,6 @@ NOT_CONTINUATION_RE = re.compile(
     r"^(?:Namespace\(|=|-{3,}|#|INFO|WARNING|DEBUG|ERROR|\(|\[|\||`{3}|~{3}|\d+%\||Running\b"
     r"|(?:--|//|;|>)[ \t])")
 BLOCKQUOTE_RE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")
-# A printed line that names a device (llama.cpp's backends, as llama_bench.PREAMBLE reads them).
-DEVICE_LABEL_RE = re.compile(r"^(?:Device\s*\d+|ggml_vulkan|ggml_metal|register_device|ggml_\w+:\s*found)",
-                             re.I)
 DIFF_FENCE_RE = re.compile(r"^\s*(?:`{3,}|~{3,})\s*(?:diff|patch)\b", re.I)
 DIFF_HEADER_RE = re.compile(r"^(?:(?:---|\+\+\+) (?:[ab]/|/dev/null)|@@ )")
 
@@ -423,6 +420,7 @@ class Segmenter:
         # A block format's own command starts a new run: what was printed before it is stale.
         self.run_commands = {kind for fmt in self.formats for kind in fmt.commands}
         self.preambles = [f.preamble for f in self.formats if f.preamble is not None]
+        self.lasting = [f.lasting for f in self.formats if f.lasting is not None]
         # One search says whether any block format could start on a line (most lines: none).
         self.start_hint = any_of(m for f in self.formats for m in f.markers)
         # ...and whether one that may cut an open block could (most formats never cut one:
@@ -1008,11 +1006,14 @@ class Segmenter:
 
     def _printed(self, label: str, value: str) -> None:
         """A line a tool prints before its result (`Device 0: ...`, `Backend: vllm`); in a note,
-        a device line is remembered past its section too (Context.devices), a new list of
-        devices (`ggml_cuda_init: found 1 ROCm devices`) replacing the last."""
+        one a format's ``lasting`` names is remembered past its section too (Context.devices),
+        a new list (`ggml_cuda_init: found 1 ROCm devices`) replacing the last."""
         self.ctx.printed[label] = value
-        if self.markdown and DEVICE_LABEL_RE.match(label):
-            if label.lower().endswith("found"):
+        if not self.markdown:
+            return
+        lasting = next((m for p in self.lasting if (m := p.match(label))), None)
+        if lasting is not None:
+            if lasting.group("anew"):
                 self.ctx.devices = {}
             self.ctx.devices[label] = value
 
