@@ -34,8 +34,8 @@ from typing import Any, Iterable
 
 from pydantic import ValidationError
 
-from ..reading.tablecells import (ARROW_CELL, CELL_REMARK, DIFFERENCE, Table, cell_number,
-                                  cell_text, table)
+from ..reading.tablecells import (ARROW_CELL, ARROWS, CELL_REMARK, DIFFERENCE, SLASH, Table,
+                                  cell_number, cell_text, table)
 from ..schemas.llama_bench import LlamaBenchResult
 from .base import Block, Parsed, Problem, claimed_table
 from .grammar import snake_name
@@ -301,7 +301,6 @@ def _label_values(name: str, cell: str) -> dict[str, Any]:
 
 # Two tests in one header, their rates in one cell (`pp512 / tg128 (t/s)` over `1234 / 56.7`).
 JOINED_TESTS = re.compile(r"(?<![\w/])([A-Za-z]+\s?\(?\d*\)?)\s*/\s*([A-Za-z]+\s?\(?\d*\)?)(?![\w/])")
-SLASH = re.compile(r"\s*/\s*")
 
 
 def _joined_names(header: str) -> list[str] | None:
@@ -315,7 +314,7 @@ def _joined_names(header: str) -> list[str] | None:
 
 
 # A header that names the two runs an arrow cell compares (`Before → After`, `b10964 -> b11207`).
-ARROW_HEADER = re.compile(r"^(?P<before>.+?)\s*(?:->|=>|→|⇒|➜|➡)\s*(?P<after>.+)$")
+ARROW_HEADER = re.compile(r"^(?P<before>.+?)\s*" + ARROWS + r"\s*(?P<after>.+)$")
 
 
 def _split_arrows(t: Table) -> Table:

@@ -34,8 +34,8 @@ from typing import Any
 
 import os
 
-from ..reading.tablecells import (ARROW_CELL, CELL_REMARK, DIFFERENCE, Table, cell_number,
-                                  cell_text, cells, table)
+from ..reading.tablecells import (ARROW_CELL, CELL_REMARK, DIFFERENCE, SLASH, Table,
+                                  cell_number, cell_text, cells, table)
 from ..schemas.models import LatencyStat, ServingRun, fields_of
 from . import published_markdown
 from .base import Block, Parsed, Problem, claimed_table, half_unit
@@ -398,7 +398,7 @@ def _swept(t: Table) -> bool:
 def _grouped_row_runs(t: Table) -> list[Run] | None:
     """Metric rows in groups (`| cell | metric | vLLM | PegaInfer |` over `| c8 @1024/256 |
     TPOT | ... |` and rows with the group left blank under it): one run per group and column,
-    the column its label, the group its settings (GROUP_SETTING); None for any other table."""
+    the column its label, the group its settings (_group_settings); None for any other table."""
     if len(t.header) < 3 or (m := meaning(t.header[1])) is not None and m.measured:
         return None
     metrics = [row[1] if len(row) > 1 else "" for _, row in t.body]
@@ -544,14 +544,14 @@ def runs(lines: list[str]) -> list[Run] | None:
     if not found:
         return None
     # numbers under the metrics: at least two measured cells of one run read as numbers (one,
-    # when the headers name the runs beside the metric, or the first column is headed
-    # `Metric`: the table compares runs on it)
-    metric_rows = _metric_rows(t)
+    # when the headers name the runs beside the metric, the first column is headed `Metric`:
+    # the table compares runs on it, or a sweep's setting names the rows)
+    one_enough = _metric_rows(t) or _swept(t)
     for run in found:
         measured = [part for name, text, _ in run.cells for one, part in _cells_of(name, text)
                     if (m := meaning(one)) is not None and m.measured]
         if sum(number(text)[0] is not None for text in measured) >= (
-                1 if run.named or metric_rows or _swept(t) else 2):
+                1 if run.named or one_enough else 2):
             return found
     return None
 
@@ -631,16 +631,15 @@ def _one_metric(name: str) -> list[str]:
 # Figures written together, one per word of the header's `a/b` (`TTFT mean/p99 (ms)` over
 # `120.5 / 301.2`, `TTFT/TPOT (ms)` over `85 / 12.1`): each word a statistic or a metric.
 ALTERNATIVES = re.compile(r"(?<![\w/])([A-Za-z][\w.]*(?:\s*/\s*[A-Za-z][\w.]*)+)(?![\w/])")
-SPLIT_NUMBERS = re.compile(r"\s*/\s*")
 
 
 def _cells_of(name: str, text: str) -> list[tuple[str, str]]:
     """(label, text) for each figure of a cell: one per word of an `a/b` header when the cell
     holds as many figures parted by `/`, else the cell under each name the header stands for."""
-    parts = SPLIT_NUMBERS.split(cell_text(text).strip())
+    parts = SLASH.split(cell_text(text).strip())
     if len(parts) >= 2 and all(number(p)[0] is not None for p in parts):
         for group in ALTERNATIVES.finditer(name):
-            words = SPLIT_NUMBERS.split(group.group(1))
+            words = SLASH.split(group.group(1))
             if len(words) == len(parts) and all(
                     STAT_ONLY.match(w.lower()) or any(p.fullmatch(w.lower()) for p, _ in METRICS)
                     for w in words):

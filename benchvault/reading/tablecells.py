@@ -52,8 +52,11 @@ SEPARATOR = re.compile(r"^[\s|:+=-]*$")
 
 # A cell of two runs' figures, the first's before an arrow (`8054 -> 8024 +0%`, `12.1 → 10.3`);
 # a change after the second (`+0%`, `(-16%)`) is the writer's.
-ARROW_CELL = re.compile(r"^(?P<before>[^>→⇒➜➡]*?\d[^>→⇒➜➡]*?)\s*(?:->|=>|→|⇒|➜|➡)\s*"
+ARROWS = r"(?:->|=>|→|⇒|➜|➡)"
+ARROW_CELL = re.compile(r"^(?P<before>[^>→⇒➜➡]*?\d[^>→⇒➜➡]*?)\s*" + ARROWS + r"\s*"
                         r"(?P<after>[-+−]?[\d.,]+[^\s(]*)(?:\s*\(?[-+−±]?\s*\d[\d.]*\s*[%x×]\)?)?$")
+# The `/` between figures written together in one cell (`120.5 / 301.2`) or names in a header.
+SLASH = re.compile(r"\s*/\s*")
 
 
 # A character markdown escaped so it is not markup (`IQ4\_NL`, `\|`, `\*`): the character.
