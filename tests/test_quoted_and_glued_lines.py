@@ -174,3 +174,32 @@ def test_a_word_echoed_above_each_run_in_a_capture_names_it(tmp_path):
     assert rows(db, "SELECT label, duration FROM serving_runs ORDER BY line_start") == [
         {"label": "qps1", "duration": 262.49}, {"label": "qps4", "duration": 134.1},
         {"label": None, "duration": 99.99}]
+
+
+# -- a result pasted as one code span over many lines; a heading after a block left open ------
+RESULT = ["============ Serving Benchmark Result ============", "Backend:                 sglang",
+          "Successful requests:     40", "Benchmark duration (s):  61.07",
+          "Request throughput (req/s): 0.65", "Mean TTFT (ms):          812.33"]
+
+
+def serving_runs(tmp_path, text: str) -> list[dict]:
+    path = tmp_path / "note.md"
+    path.write_text(text)
+    db = tmp_path / "runs.db"
+    ingest_into(db, path)
+    return rows(db, "SELECT label, backend, duration, mean_ttft_ms FROM serving_runs ORDER BY rowid")
+
+
+def test_a_result_pasted_as_one_code_span_over_many_lines(tmp_path):
+    text = "Before the change:\n`" + "\n".join(RESULT) + "`\n\nThat is all.\n"
+    [run] = serving_runs(tmp_path, text)
+    assert (run["backend"], run["duration"], run["mean_ttft_ms"]) == ("sglang", 61.07, 812.33)
+
+
+def test_a_heading_right_after_a_block_left_open_names_the_next_result(tmp_path):
+    second = [line.replace("61.07", "55.90").replace("812.33", "640.05") for line in RESULT]
+    text = "\n".join(["## Baseline", "", *RESULT, "", "## With chunked prefill", "", *second,
+                      ""])
+    got = serving_runs(tmp_path, text)
+    assert [(r["label"], r["duration"]) for r in got] == [
+        ("Baseline", 61.07), ("With chunked prefill", 55.9)]

@@ -348,6 +348,10 @@ def _undecorated(text: str) -> str:
     return text
 
 
+# A code span's backtick opening or closing a line, alone on that line (a paste written as
+# one code span over many lines: `` `====== Serving Benchmark Result ====== ``).
+LONE_BACKTICK_RE = re.compile(r"^(\s*)`(?!`)|(?<!`)`(\s*)$")
+
 # The delimiter row of a GFM table written without its outer pipes (`---|:---:|---`).
 # (GitHub's copy of a rendered table writes its delimiter row `-- | -- | --`)
 BARE_DELIMITER_RE = re.compile(r"^[ \t]*:?-{2,}:?[ \t]*(?:\|[ \t]*:?-{2,}:?[ \t]*)+\|?[ \t]*$")
@@ -1164,9 +1168,12 @@ class Segmenter:
     def _unquote(self, text: str) -> str:
         """Output quoted in a reply (`> ====== Serving Benchmark Result ======`) is output;
         `>` can only open a quote within a line's first four characters.  In a ```diff
-        fence, a line is what it adds, keeps or removes (`+| 4 | 258 |`)."""
+        fence, a line is what it adds, keeps or removes (`+| 4 | 258 |`).  Output pasted as
+        one code span over many lines has a lone backtick on its first and last lines."""
         if self.diff_fence and self.in_fence:
             text = _undiffed(text)
+        if "`" in text and not self.in_fence and text.count("`") == 1:
+            text = LONE_BACKTICK_RE.sub("", text, count=1)
         return BLOCKQUOTE_RE.sub("", text, count=1) if ">" in text[:4] else text
 
     def _close_region(self, region: Region, after: tuple[int, int, str] | None
@@ -1187,6 +1194,22 @@ class Segmenter:
         if back and after is not None:
             back.append(after)
         self.replay.extendleft(reversed(back))
+
+    def _closed_early(self, block: Block
+                      ) -> "tuple[Unclosed | Truncated, list[tuple[int, int, str]]]":
+        """A block with an end line that something else cut, or the input ended: read as one
+        that lost its closing rule, or cut short, or a Truncated warning; and the lines it took
+        after its body (blank lines, a heading, prose), to be read again: a heading there
+        names the next result."""
+        closed = _unclosed(block) or _cut_short(block)
+        if closed is None:
+            return Truncated(block.format, block.lines, block.line_start, block.line_end), []
+        body = closed.cut_at - block.line_start
+        # (only where each line is one physical line: a joined wrap has no line of its own)
+        if block.line_end - block.line_start + 1 != len(block.lines):
+            return closed, []
+        return closed, [(block.line_start + i, block.line_start + i, block.lines[i])
+                        for i in range(body, len(block.lines))]
 
     # -- the pass --------------------------------------------------------------------------
     def run(self, lines: Iterable[tuple[int, str]]) -> Iterator[Block | LineHit | Truncated]:
@@ -1218,6 +1241,13 @@ class Segmenter:
                 if item is None or self.replay:
                     continue
             if item is None:
+                if block is not None and block.format.end is not None and not held:
+                    closed, after = self._closed_early(block)
+                    yield closed
+                    self._consume(block.format)
+                    self.replay.extendleft(reversed(after))     # read again
+                    block = None
+                    continue
                 if held and block is not None:      # the input ended after them
                     self.replay.extend(held)
                     held = []
@@ -1298,9 +1328,13 @@ class Segmenter:
                     yield block
                     self._consume(fmt)
                 elif cut:
-                    yield _unclosed(block) or _cut_short(block) or \
-                        Truncated(fmt, block.lines, block.line_start, block.line_end)
+                    closed, after = self._closed_early(block)
+                    yield closed
                     self._consume(fmt)          # (a result cut short is still its command's)
+                    if after:                   # its lines after the body, then this one
+                        self.replay.extendleft(reversed([*after, item]))
+                        block = None
+                        continue
                 else:
                     block.lines.append(text)
                     block.line_end = end
