@@ -472,3 +472,42 @@ def test_a_table_whose_blanks_were_squeezed_to_one_is_read_from_its_right(tmp_pa
         ("Q4_0", "pp", 143.23, 4980), ("Q4_0", "tg", 32.27, 4980),
         ("Q4_K_M", "pp", 123.3, 4980), ("Q4_K_M", "tg", 29.6, 4980),
         ("IQ4_XS", "pp", 133.84, 4980), ("IQ4_XS", "tg", 33.13, 4980)]
+
+
+def test_tests_named_in_a_column_after_the_models(tmp_path):
+    text = ("Same build (b6120) on both.\n\n| Model | Metric | Vulkan | ROCm 6.4 | Winner |\n"
+            "|---|---|---|---|---|\n| Qwen3 8B Q4_K_M | pp512 | 2,031 | **2,240** | ROCm (+10%) |\n"
+            "| Qwen3 8B Q4_K_M | tg128 | **88.4** | 80.9 | Vulkan (+9%) |\n"
+            "| Phi 4 Q8_0 | pp1024 | — | 703 | ROCm only |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.label, r.model_type, r.model_ftype, r.test, r.avg_ts, r.backends, r.build_number)
+            for r in got] == [
+        ("Vulkan", "Qwen3 8B Q4_K_M", "Q4_K_M", "pp512", 2031.0, "Vulkan", 6120),
+        ("ROCm 6.4", "Qwen3 8B Q4_K_M", "Q4_K_M", "pp512", 2240.0, "ROCm", 6120),
+        ("Vulkan", "Qwen3 8B Q4_K_M", "Q4_K_M", "tg128", 88.4, "Vulkan", 6120),
+        ("ROCm 6.4", "Qwen3 8B Q4_K_M", "Q4_K_M", "tg128", 80.9, "ROCm", 6120),
+        ("ROCm 6.4", "Phi 4 Q8_0", "Q8_0", "pp1024", 703.0, "ROCm", 6120)]
+
+
+def test_a_bare_tokens_per_second_beside_quantizations_is_generation(tmp_path):
+    text = ("- GPU: Radeon RX 7600 (8 GB)\n\n| Model | Quant | Tokens per Second |\n|---|---|---|\n"
+            "| `mistral:7b` | Q4_0 | 41.2 |\n| `llama3.2:3b` | Q8_0 | 63.9 |\n")
+    got, warnings = read(tmp_path, text, "note.md")
+    assert [(r.model_type, r.model_ftype, r.test, r.avg_ts) for r in got] == [
+        ("mistral:7b", "Q4_0", "tg", 41.2), ("llama3.2:3b", "Q8_0", "tg", 63.9)]
+    assert [line for line, reason in warnings if "read as token generation" in reason] == [5]
+    # (without a quantization, a backend or a GGUF file, a bare rate names no llama table)
+    got, _ = read(tmp_path, "| Server | Tokens per Second |\n|---|---|\n| a | 41.2 |\n| b | 6.3 |\n",
+                  "other.md")
+    assert not any(hasattr(r, "avg_ts") for r in got)     # (a published table)
+
+
+def test_a_model_and_quantization_beside_a_test_name_the_columns_runs(tmp_path):
+    text = ("On an RTX-3090, flags `-ngl 99 -fa 1 --no-mmap`:\n\n"
+            "| Setup | qwen3:8b Q4_K_M tg128 | phi4:14b Q8_0 tg128 |\n|---|---|---|\n"
+            "| llama.cpp b6000 | 101.5 t/s | ~47 t/s |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.model_type, r.model_ftype, r.avg_ts, r.build_number, r.use_mmap, r.n_gpu_layers,
+             r.gpu_info) for r in got] == [
+        ("qwen3:8b Q4_K_M", "Q4_K_M", 101.5, 6000, 0, 99, "RTX-3090"),
+        ("phi4:14b Q8_0", "Q8_0", 47.0, 6000, 0, 99, "RTX-3090")]

@@ -431,6 +431,10 @@ def command_context(context: Context) -> dict[str, Any]:
 
 # What a note's prose says of the runs in words: a build (`b10064`, `build d48a56eff (9430)`),
 # a thread count, a labelled device (`GPU: Intel Arc B580`, `**Card:** RX 9070 XT (gfx1201)`).
+# Switches written without a value (llama-server's and llama-cli's `--no-mmap`, `-nkvo`).
+NEGATED_FLAGS = {"--no-mmap": ("use_mmap", 0), "-nkvo": ("no_kv_offload", 1),
+                 "--no-kv-offload": ("no_kv_offload", 1)}
+NEGATED_FLAG = re.compile(r"(?<![\w-])(--no-mmap|-nkvo|--no-kv-offload)(?![\w-]|[\s=]+\d)")
 PROSE_BUILD_NUMBER = re.compile(r"(?<![\w.-])b(\d{4,5})(?![\w.])")
 PROSE_BUILD = re.compile(r"\bbuild[:\s]+`?([0-9a-f]{7,12})`?\s*\((\d+)\)", re.I)
 PROSE_MODEL = re.compile(r"^\s*(?:[-*+]\s+)?\**\s*Model\s*\**\s*[:：]\s*\**\s*`?([^(,*`]+)", re.I)
@@ -450,7 +454,7 @@ PROSE_RADEON = re.compile(r"(?<![\w-])(?P<arch>gfx\d{3,4}[a-z]?)`?\s*\(\s*(?P<na
 # `RX 7900 XTX`, `Arc B580`, `Apple M4 Pro`, `MI300X`; `Ryzen 7 5800X`, `i7-10750H`,
 # `Core Ultra 7 255H`, `Ryzen AI MAX+ 395`, `Xeon Gold 6338`).
 PROSE_GPU = re.compile(
-    r"(?<![\w-])(?:(?:NVIDIA\s+)?(?:GeForce\s+)?(?:RTX|GTX)\s?(?:PRO\s+)?\d{3,4}(?:\s?(?:Ti|SUPER|Super))?"
+    r"(?<![\w-])(?:(?:NVIDIA\s+)?(?:GeForce\s+)?(?:RTX|GTX)[\s-]?(?:PRO\s+)?\d{3,4}(?:\s?(?:Ti|SUPER|Super))?"
     r"(?:\s(?:Laptop|mobile|Mobile))?|(?:AMD\s+)?(?:Radeon\s+)?RX\s?\d{3,4}(?:\s?(?:XTX|XT|GRE))?"
     r"|(?:AMD\s+)?Radeon\s+(?:Pro\s+)?\d{3,4}[A-Z]{0,2}(?:\s?(?:XTX|XT))?"
     r"|(?:AMD\s+)?Instinct\s+MI\d{2,3}X?|MI\d{3}X\b|(?:Intel\s+)?Arc\s+[AB]\d{3}"
@@ -485,6 +489,8 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
                 state(field, typed(field, match.group("value")))
             except ValueError:
                 state(field, None)
+    for match in NEGATED_FLAG.finditer(text):
+        state(*NEGATED_FLAGS[match.group(1)])
     for match in PROSE_THREADS.finditer(text):
         state("n_threads", int(match.group(1) or match.group(2)))
     builds = set(PROSE_BUILD_NUMBER.findall(text))

@@ -116,6 +116,9 @@ BARE_TESTS = {"pp": "pp", "prompt processing": "pp", "prompt": "pp", "prompt eva
               "prefill": "pp",
               "tg": "tg", "text generation": "tg", "token generation": "tg", "generation": "tg",
               "gen": "tg", "eval": "tg", "decode": "tg"}
+# A header that names a rate and nothing else (`Tokens per Second`, `Speed (t/s)`, `tok/s`).
+BARE_RATE = re.compile(r"^(?:(?:avg|average|mean|speed|rate)\s*)?[(\[]?\s*(?:t/s|tok/s|tokens?/s(?:ec)?"
+                       r"|tps|tokens?\s+per\s+sec(?:ond)?|tokens?/second)\s*[)\]]?$", re.I)
 # Words after a kind that name no more than its rate (`PP speed`, `Prompt eval rate`).
 KIND_SUFFIX = re.compile(r"\s+(?:speed|rate|throughput|perf(?:ormance)?)$", re.I)
 SIZE_FLAG = {"pp": re.compile(r"(?:^|\s)(?:-p|--n-prompt)[\s=]+(\d+)(?=\s|$)"),
@@ -209,7 +212,7 @@ def _test_run(header: str) -> str:
     """The run a header names beside its test (`Vulkan pp512`, `pp512 ROCm` → the backend's
     name), "" for none."""
     words = TEST.sub(" ", _run_name(header))
-    words = " ".join(re.sub(r"[()\[\],:]", " ", words).split())
+    words = " ".join(re.sub(r"[()\[\],]|:(?!\w)", " ", words).split())   # (`gemma4:26b`)
     return "" if not words or NOT_A_RUN.match(words) or SPREAD.search(words) else words
 
 
@@ -248,7 +251,9 @@ def _label_values(name: str, cell: str) -> dict[str, Any]:
     field = _field_of(name)
     if field == "model_type":
         parts = model_parts(text)
-        if not parts.get("model_ftype") and (quant := QUANT_WORD.search(text)):
+        # (`Llama 2 7B Q4_K_M`: the quantization, not the words model_parts left before it)
+        if (quant := QUANT_WORD.search(text)) and not (parts.get("model_ftype") or "").startswith(
+                quant.group("quant")):
             parts["model_ftype"] = quant.group("quant")
         return {**parts, "model_type": text}
     if field == "model_filename":   # (its quantization in its name: `Qwen3-8B-Q4_K_M.gguf`)
@@ -389,10 +394,17 @@ def _results(t: Table, command: str | None = None, heading: str = ""
     tests = {i: v for i, v in tests.items() if v is not None}
     runs: dict[int, dict[str, Any]] = {}
     kinds_named = not tests
+    guessed = None          # the one bare t/s column read as generation
     if not tests:       # `| GPU | PP (t/s) | TG (t/s) |`: both kinds, or it is no such table
         kinds = {i: _bare_kind(h) for i, h in enumerate(header)}
         kinds = {i: kind for i, kind in kinds.items() if kind}
         found_kinds = {kind for kind, _ in kinds.values()}
+        bare = [i for i, h in enumerate(header) if BARE_RATE.match(cell_text(h))]
+        if not kinds and len(bare) == 1 and _of_llama(t, bare):
+            # (`| Model | Quantization | Tokens per Second |`: the speed people quote of a
+            # llama.cpp model is its generation's; said in a warning)
+            kinds, found_kinds = {bare[0]: ("tg", "")}, {"tg"}
+            guessed = bare[0]
         if found_kinds == {"pp", "tg"} or found_kinds and (command or _of_llama(t, kinds)):
             tests = {i: bare_test(kind, command) for i, (kind, _) in kinds.items()}
             runs = {i: _run(run, list(kinds)) for i, (_, run) in kinds.items() if run}
@@ -411,13 +423,20 @@ def _results(t: Table, command: str | None = None, heading: str = ""
             at = _depth(row, depth)
             for i, test in tests.items():
                 rate = _rate_at(row, header, i)
+                if rate is not None and i == guessed and not out:   # (once a table)
+                    rate.setdefault("_unread", []).append(
+                        f"{cell_text(header[i])!r} names no test: read as token generation (tg)")
                 if rate is not None:
                     test = {**test, "n_depth": at} if at and not test["n_depth"] else test
                     out.append((index, _merged(labels, test, rate, runs.get(i))))
         return out or None
     rates = [i for i, h in enumerate(header) if RATE.search(cell_text(h))]
     test_column = next((i for i, h in enumerate(header) if cell_text(h).lower() == "test"), None)
-    first = [test_of(row[0]) if row else None for _, row in t.body]
+    # The column that names each row's test: the first, or one after the rows' names
+    # (`| Model | Metric | Vulkan | HIP |` over `| Llama 7B Q4_K_M | pp512 | 1,074 | 1,182 |`).
+    named_at = next((c for c in range(1, len(header)) if c != test_column and len(t.body) >= 2
+                     and all(c < len(row) and test_of(row[c]) for _, row in t.body)), 0)
+    first = [test_of(row[named_at]) if len(row) > named_at else None for _, row in t.body]
     if first and not all(first):        # (rows named by kind alone: `Prompt processing`)
         kinds = [_bare_kind(DEPTH_SUFFIX.sub("", row[0])) if row else None for _, row in t.body]
         kinds = [k if k and not k[1] else None for k in kinds]
@@ -446,14 +465,18 @@ def _results(t: Table, command: str | None = None, heading: str = ""
                     out.append((index, _merged(labels, test, rate, _run(header[i], rates))))
         return out or None
     if first and all(first):                            # tests as rows, runs as columns
-        runs = [i for i in range(1, len(header)) if not _is_spread(header, i)
+        runs = [i for i in range(named_at + 1, len(header)) if not _is_spread(header, i)
                 and not DIFFERENCE.search(cell_text(header[i]))      # (`speedup`, `Δ`)
-                and any(_rate_at(row, header, i) for _, row in t.body)]
+                and any(_rate_at(row, header, i) for _, row in t.body)
+                and (not named_at or _field_of(header[i]) is None and any(
+                    "avg_ts" in (_rate_at(row, header, i) or {}) for _, row in t.body))]
         for (index, row), test in zip(t.body, first):
+            # (the columns before the test's name the row: `Model`)
+            labels = _labels(header[:named_at], row[:named_at], set()) if named_at else {}
             for i in runs:
                 rate = _rate_at(row, header, i)
                 if rate is not None:
-                    out.append((index, _merged({}, test, rate, _run(header[i], runs))))
+                    out.append((index, _merged(labels, test, rate, _run(header[i], runs))))
         return out or None
     named = _heading_test(heading)
     if rates and named is not None:                     # t/s columns, the test named over them
@@ -498,7 +521,11 @@ def _run(header: str, columns: list[int]) -> dict[str, Any]:
     if number := BUILD_TAG.match(name):         # (`| test | b4500 | b5600 |`: a build each)
         return {"label": name, "build_number": int(number.group(1))}
     quant = QUANT_WORD.fullmatch(name)      # (`F16 PP [t/s] | Q4_0 PP [t/s]`: a file type each)
-    return {"label": name, **({"backends": b} if (b := _named_backend(name)) else {}),
+    backend = _named_backend(name)
+    if quant is None and backend is None and (quant := QUANT_WORD.search(name)):
+        # (`gemma4:26b Q4_K_XL tg128`: a model and its quantization per column)
+        return {"label": name, "model_type": name, "model_ftype": quant.group("quant")}
+    return {"label": name, **({"backends": backend} if backend else {}),
             **({"model_ftype": quant.group("quant")} if quant else {})}
 
 
