@@ -342,3 +342,42 @@ def test_a_garbled_setting_cell_is_a_warning_not_a_runs_name(tmp_path):
         (None, None, 529.33), (None, 16, 871.02), ("Concurrency 64", 64, 900.5)]
     reasons = [r["reason"] for r in rows(tmp_path / "note.db", "SELECT reason FROM unparsed_blocks")]
     assert any("'!' is not a number" in r for r in reasons)
+
+
+def test_one_figure_is_enough_when_the_heading_states_the_workload(tmp_path):
+    text = ("### Output speed (long prompts, concurrency=48)\n\n"
+            "| Model | Throughput (tok/s) | Place |\n|---|---|---|\n"
+            "| Mistral-Small-24B | 3,911 | 🥇 |\n| Phi-4-14B | 2,870 | 🥈 |\n\n"
+            "### Models\n\n| Model | Throughput (tok/s) |\n|---|---|\n| Gemma-3-4B | 1,204 |\n")
+    got = read_note(tmp_path, text, RUNS.format("model, max_concurrency, output_throughput"))
+    assert [tuple(r.values())[1:] for r in got] == [
+        ("Mistral-Small-24B", 48, 3911.0), ("Phi-4-14B", 48, 2870.0)]
+    # (a medal under an unknown header is a word, not a garbled number)
+    reasons = [r["reason"] for r in rows(tmp_path / "note.db", "SELECT reason FROM unparsed_blocks")]
+    assert not any("is not a number" in r for r in reasons)
+
+
+def test_a_success_count_out_of_all_and_the_rate_the_prose_states(tmp_path):
+    text = ("Runs at `--request-rate 2`, 12 prompts, on Gemma-3-27B-it:\n\n"
+            "| input len | success | duration (s) | Time/output token (ms) | mean TTFT (ms) |\n"
+            "|---|---|---|---|---|\n| 256 | 12 / 12 | 40.10 | 31.25 | 402.7 |\n"
+            "| 4096 | 11 / 12 | 95.30 | 44.80 | 1210.4 |\n")
+    got = read_note(tmp_path, text, RUNS.format(
+        "model, request_rate, num_prompts, random_input_len, completed, mean_tpot_ms, mean_ttft_ms"))
+    assert [tuple(r.values())[1:] for r in got] == [
+        ("Gemma-3-27B-it", 2.0, 12, 256, 12, 31.25, 402.7),
+        ("Gemma-3-27B-it", 2.0, 12, 4096, 11, 44.8, 1210.4)]
+
+
+@pytest.mark.parametrize("prose, model", [
+    ("## Numbers for Qwen3-14B-Instruct on one L40S", "Qwen3-14B-Instruct"),
+    ("served gpt-oss-20b, then the same with", "gpt-oss-20b"),
+    ("Qwen3-14B-Q4_K_M.gguf through llama-server", None),      # (a file's name)
+    ("Qwen3-14B against Llama-3.1-8B", None),                  # (two models: neither)
+    ("meta-llama/Llama-3.1-8B-Instruct, as Llama-3.1-8B", "meta-llama/Llama-3.1-8B-Instruct"),
+])
+def test_a_model_the_prose_names_without_its_organisation(tmp_path, prose, model):
+    text = (f"{prose}\n\n| Concurrency | TTFT (ms) | TPOT (ms) |\n|---|---|---|\n"
+            "| 4 | 88.1 | 12.7 |\n")
+    got = read_note(tmp_path, text, RUNS.format("model"))
+    assert [r["model"] for r in got] == [model]

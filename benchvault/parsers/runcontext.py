@@ -205,10 +205,24 @@ HUB_MODEL_RE = re.compile(r"(?<![\w./:-])([A-Za-z][\w-]{1,38}/(?=[\w.-]*\d)(?=[\
                           r"[\w.-]{2,95}?)(?=[.,;:!?)]*(?:\s|$|[`*\"'\])]))(?!/)")
 
 
+# A model named without its organisation, by a family's name and a version or size
+# (`Qwen2.5-72B-Instruct`, `gpt-oss-120b`, `Llama-3.1-8B`, `DeepSeek-R1`); not a file's name.
+BARE_MODEL_RE = re.compile(
+    r"(?<![\w./:-])((?:Meta-)?(?:Llama|Qwen|QwQ|Mistral|Mixtral|Ministral|Devstral|Magistral"
+    r"|Codestral|DeepSeek|gpt-oss|Gemma|Phi|GLM|Kimi|MiniMax|Granite|Falcon|Nemotron|OLMo"
+    r"|InternLM|Hunyuan|ERNIE|Seed-OSS|Yi)(?=[\w.-]*\d)[\w.-]*[\w])"
+    r"(?![\w/-])", re.I)
+
+
 def model_in_prose(lines: tuple[str, ...]) -> str | None:
-    """The one hub model id a note's prose names, or None (none, or several)."""
+    """The one hub model id a note's prose names, else the one model it names without its
+    organisation, or None (none, or several)."""
     found = {m.group(1).rstrip(".") for line in lines for m in HUB_MODEL_RE.finditer(line)}
-    return found.pop() if len(found) == 1 else None
+    if found:
+        return found.pop() if len(found) == 1 else None
+    bare = {m.group(1) for line in lines for m in BARE_MODEL_RE.finditer(line)
+            if not m.group(1).lower().endswith(".gguf")}
+    return bare.pop() if len(bare) == 1 else None
 
 
 # A workload as a note states it: `ISL=6400 / OSL=400`, `input_len=512 / output_len=256`,
@@ -233,21 +247,25 @@ PROSE_WORKLOAD = (
                 + r"|请求数量\s*[=:：]\s*" + _N, re.I), ("num_prompts",)),
     (re.compile(r"\b(?:max[_ ])?conc(?:urrency)?(?:\s+level)?\s*(?:[=:：]|of)?\s*" + _N, re.I),
      ("max_concurrency",)),
+    # (`--request-rate 1`, `request rate: 0.5`, `qps=4`; not `qps 40+`, a range of them)
+    (re.compile(r"(?<![\w-])(?:--request-rate|request[_ ]rate|qps|rps)\s*[=:：]?\s*"
+                r"(\d{1,4}(?:\.\d+)?)(?![\d.]*\d|\s*[kKmM%+])", re.I), ("request_rate",)),
 )
 
 
 @lru_cache(maxsize=1024)      # (a note's prose, asked for every run under it)
-def workload_in_prose(lines: tuple[str, ...]) -> dict[str, int]:
+def workload_in_prose(lines: tuple[str, ...]) -> dict[str, int | float]:
     """The workload a note's prose states once (its input and output lengths, its prompt
     count, its concurrency): what a run's command and printed lines leave empty.  A value
     stated twice differently states none."""
-    stated: dict[str, set[int]] = {}
+    stated: dict[str, set[int | float]] = {}
     for line in lines:
         for pattern, keys in PROSE_WORKLOAD:
             for match in pattern.finditer(line):
                 numbers = [g for g in match.groups() if g is not None]
                 for key, number in zip(keys, numbers):
-                    stated.setdefault(key, set()).add(int(number))
+                    value = float(number)
+                    stated.setdefault(key, set()).add(int(value) if value.is_integer() else value)
             # (a pair read is not read again by one name: `ISL/OSL = 1024/8192`)
             line = pattern.sub(" ", line)
     return {key: values.pop() for key, values in stated.items() if len(values) == 1}

@@ -40,14 +40,14 @@ from ..schemas.models import LatencyStat, ServingRun, fields_of
 from . import published_markdown
 from .base import Block, Parsed, Problem, claimed_table, half_unit
 from .grammar import snake_name
-from .runcontext import engine_named_in, infer_engine, serving_context
+from .runcontext import engine_named_in, infer_engine, serving_context, workload_in_prose
 from .vocabulary import load
 
 PAREN = re.compile(r"\(([^()]*)\)")
 
 METRICS = (
     (re.compile(r"\bttft\b|time to first token|first.?token"), "ttft"),
-    (re.compile(r"\btpot\b|time per output token|per[\s-]*(?:output[\s-]*)?token[\s-]*lat"
+    (re.compile(r"\btpot\b|time\s*(?:per|/)\s*output token|per[\s-]*(?:output[\s-]*)?token[\s-]*lat"
                 r"|^(?:decode\s+)?token[\s-]*lat(?:ency)?\b|lat(?:ency)?\s+per\s+(?:output\s+)?token"),
      "tpot"),
     (re.compile(r"\bitl\b|inter.?token"), "itl"),
@@ -81,7 +81,8 @@ SETTINGS = (
      "random_input_len"),
     (re.compile(r"^(?:osl|(?:random\s*)?(?:output|gen(?:eration)?)\s*len(?:gth)?)(?:\s*\((?:tokens?|tok)\))?$"),
      "random_output_len"),
-    (re.compile(r"^(?:successful|completed)(?:\s*requests)?\b"), "completed"),
+    (re.compile(r"^(?:successful|completed|success|succeeded)(?:\s*requests)?\b(?!\s*(?:rate|%|\())"),
+     "completed"),
     (re.compile(r"^failed(?:\s*requests)?\b"), "failed"),
     (re.compile(r"^(?:benchmark\s*)?duration\b"), "duration"),
     # speculative decoding's figures, as SGLang (`Accept length`) and vLLM print them
@@ -298,15 +299,16 @@ def _numeric(texts: list[str]) -> bool:
     return any(number(t)[0] is not None for t in texts if t)
 
 
-def _row_runs(t: Table) -> list[Run] | None:
+def _row_runs(t: Table, stated: bool = False) -> list[Run] | None:
     """Metrics as row labels: the runs, one per column of numbers (one in all when the
-    columns are statistics); None when the first column names too few metrics."""
+    columns are statistics); None when the first column names too few metrics (one is
+    enough in a sweep, or when the heading ``stated`` a serving workload)."""
     names = [row[0] if row else "" for _, row in t.body]
     meanings = [meaning(name) for name in names]
     measured = {cell_text(n).lower() for n, m in zip(names, meanings) if m and m.measured}
     # (most rows name a figure or a setting: `Low-latency` twice among strategies is no metric)
     named = sum(bool(m and (m.measured or m.column is not None)) for m in meanings)
-    if len(measured) < (1 if _metric_rows(t) or _swept(t) else 2) \
+    if len(measured) < (1 if stated or _metric_rows(t) or _swept(t) else 2) \
             or 2 * named < len(names) and not _metric_rows(t):
         return None
     header = t.header
@@ -460,12 +462,12 @@ def _names_its_row(head: str, cell: str) -> bool:
     return m is None or m.column is None or m.column != "model" and bool(_label_settings(cell)[0])
 
 
-def _column_runs(t: Table) -> list[Run] | None:
+def _column_runs(t: Table, stated: bool = False) -> list[Run] | None:
     """Metrics as column headers: one run per body row (one per run name and row when the
     headers name runs, `k8s TTFT mean | llm-d TTFT mean`); None when the header names too
     few metrics."""
     header = t.header
-    if sum(bool(m and m.measured) for m in map(meaning, header)) < (1 if _swept(t) else 2):
+    if sum(bool(m and m.measured) for m in map(meaning, header)) < (1 if stated or _swept(t) else 2):
         return None
     named = _run_names(header)
     runs = []
@@ -535,18 +537,22 @@ def _before_after(found: list[Run]) -> list[Run]:
     return out
 
 
-def runs(lines: list[str]) -> list[Run] | None:
+def runs(lines: list[str], heading: str = "") -> list[Run] | None:
+    """The runs of a table of serving results, None when it is none.  ``heading``: the
+    heading or label over it."""
     t = table(lines)
     if t is None:
         return None
-    found = _before_after(_grouped_row_runs(t) or _row_runs(t) or _stat_row_runs(t)
-                          or _column_runs(t) or _cell_runs(t) or [])
+    stated = bool(heading and workload_in_prose((heading,)))
+    found = _before_after(_grouped_row_runs(t) or _row_runs(t, stated) or _stat_row_runs(t)
+                          or _column_runs(t, stated) or _cell_runs(t) or [])
     if not found:
         return None
     # numbers under the metrics: at least two measured cells of one run read as numbers (one,
     # when the headers name the runs beside the metric, the first column is headed `Metric`:
-    # the table compares runs on it, or a sweep's setting names the rows)
-    one_enough = _metric_rows(t) or _swept(t)
+    # the table compares runs on it, or a sweep's setting names the rows, or the heading
+    # over it states a serving workload: `### Throughput (Long Prompts, Concurrency=32)`)
+    one_enough = _metric_rows(t) or _swept(t) or stated
     for run in found:
         measured = [part for name, text, _ in run.cells for one, part in _cells_of(name, text)
                     if (m := meaning(one)) is not None and m.measured]
@@ -567,7 +573,7 @@ def _metric_rows(t: Table) -> bool:
 def resembles(lines: list[str], context: Any = None) -> bool:
     """The lines are one table of serving results: two labels or more name a latency or a
     throughput, with numbers under them."""
-    return runs(lines) is not None
+    return runs(lines, getattr(context, "label_or_heading", None) or "") is not None
 
 
 # What the table's run takes from its own context, not the command's
@@ -675,8 +681,9 @@ def _read(run: Run, block: Block, problems: list[tuple[int, str]]
         value, unit = number(NAMED_CELL.sub("", text) if m.column and not m.measured
                              else text)
         if value is None:
-            # (a word of an unknown column is a label, `bf16` too; a garbled number is not)
-            if m.column is None and re.search(r"[A-Za-z]{2}", text):
+            # (a word of an unknown column is a label, `bf16` too, and so is a mark, `🥇`;
+            # a garbled number is not)
+            if m.column is None and (re.search(r"[A-Za-z]{2}", text) or not re.search(r"\d", text)):
                 if not NO_VALUE.fullmatch(text):
                     extra.setdefault(m.name, text)
             elif not NO_VALUE.fullmatch(text):
@@ -753,7 +760,7 @@ def build(block: Block) -> list[Parsed | Problem]:
         # A table beside the printed results is their summary: they are the runs, the table
         # stays a published table.
         return published_markdown.read_table(block)
-    found = runs(block.lines) or []
+    found = runs(block.lines, block.context.label_or_heading or "") or []
     out: list[Parsed | Problem] = []
     context = block.context
     # The benchmark command (and printed Namespace) the table's runs ran with
