@@ -511,3 +511,12 @@ def test_a_model_and_quantization_beside_a_test_name_the_columns_runs(tmp_path):
              r.gpu_info) for r in got] == [
         ("qwen3:8b Q4_K_M", "Q4_K_M", 101.5, 6000, 0, 99, "RTX-3090"),
         ("phi4:14b Q8_0", "Q8_0", 47.0, 6000, 0, 99, "RTX-3090")]
+
+
+def test_a_model_the_heading_names_and_a_run_column_naming_rows(tmp_path):
+    text = ("## Mixtral-8x7B-Instruct with experts on the CPU\n\n| run | prefill | decode | VRAM |\n"
+            "|---|---|---|---|\n| `-ncmoe 12` @ 32k | 211.40 t/s | 14.05 t/s | 21.2 GB |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.label, r.model_type, r.test, r.avg_ts, r.n_cpu_moe) for r in got] == [
+        ("-ncmoe 12 @ 32k", "Mixtral-8x7B-Instruct", "pp", 211.4, 12),
+        ("-ncmoe 12 @ 32k", "Mixtral-8x7B-Instruct", "tg", 14.05, 12)]

@@ -51,6 +51,7 @@ from ..reading.brackets import nesting
 from .base import Block, BlockFormat, BlockParseError, Context, Parsed, Problem, half_unit
 from .grammar import finite
 from ..reading.cmdline import parse_command
+from .runcontext import BARE_MODEL_RE
 
 # `build/bin/llama-bench -fa 1`, `./llama-bench`, `llama-bench.exe -m x`; not a prose mention
 # (`llama-bench:`), a source path (`tools/llama-bench/llama-bench.cpp`) or `# llama-bench`.
@@ -510,6 +511,11 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
             if arch and field == "gpu_info":     # (CUDA's as its compute capability: 8.6)
                 digits = re.sub(r"\D", "", arch) if arch.lower().startswith("sm") else None
                 state("gpu_arch", f"{digits[:-1]}.{digits[-1]}" if digits else arch)
+    if "model_type" not in stated:      # (`## Qwen3-30B-A3B via hybrid offload`: one name)
+        names = {m.group(1) for m in BARE_MODEL_RE.finditer(text)
+                 if not m.group(1).lower().endswith(".gguf")}
+        if len(names) == 1:
+            state("model_type", names.pop())
     for match in PROSE_RADEON.finditer(text):     # (`gfx1151 (Radeon 8060S)`)
         state("gpu_arch", match.group("arch") or match.group("arch2"))
         state("gpu_info", (match.group("name") or match.group("name2")).strip())

@@ -66,6 +66,8 @@ LABEL_WORDS = (
     (re.compile(r"^cpu$", re.I), "cpu_info"),
     (re.compile(r"^(?:threads|n_threads)$", re.I), "n_threads"),
     (re.compile(r"^(?:gpu layers|n_gpu_layers)$", re.I), "n_gpu_layers"),
+    # (a column that names each row: `| run | prefill | decode |`)
+    (re.compile(r"^(?:run|config(?:uration)?|setup|variant|case|scenario)s?$", re.I), "label"),
 )
 # scripts/compare-llama-bench.py's LLAMA_BENCH_PRETTY_NAMES, as its table heads the columns
 # (read in the llama.cpp llama-cpp-python 0.3.36 vendors), by their lower-case header
