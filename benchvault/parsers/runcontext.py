@@ -214,6 +214,7 @@ BARE_MODEL_RE = re.compile(
     r"(?![\w/-])", re.I)
 
 
+@lru_cache(maxsize=1024)      # (a note's prose, asked for every run under it)
 def model_in_prose(lines: tuple[str, ...]) -> str | None:
     """The one hub model id a note's prose names, else the one model it names without its
     organisation, or None (none, or several)."""

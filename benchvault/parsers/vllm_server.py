@@ -729,7 +729,8 @@ FORMAT = LineFormat(
         r"|CUDA graph pool memory: [\d!?*~^$&@]|Dynamo bytecode transform time: [\d!?*~^$&@]"
         r"|Compiling a graph for [^\n]{1,100}? takes [\d!?*~^$&@]"
         r"|Directly load the compiled graph\(s\) for [^\n]{1,100}? from the cache, took [\d!?*~^$&@]"
-        r"|torch\.compile (?:takes|took) [\d!?*~^$&@]|Initializing model took [\d!?*~^$&@]"
+        r"|torch\.compile (?:takes|took|and initial profiling/warmup run together took) [\d!?*~^$&@]"
+        r"|Initializing model took [\d!?*~^$&@]"
         r"|Initial profiling/warmup run took [\d!?*~^$&@]|Using max model len [\d!?*~^$&@]"
         # (short: a wrapped line must match on its first piece to be joined again)
         r"|Chunked prefill is enabled with max_num"
