@@ -520,3 +520,11 @@ def test_a_model_the_heading_names_and_a_run_column_naming_rows(tmp_path):
     assert [(r.label, r.model_type, r.test, r.avg_ts, r.n_cpu_moe) for r in got] == [
         ("-ncmoe 12 @ 32k", "Mixtral-8x7B-Instruct", "pp", 211.4, 12),
         ("-ncmoe 12 @ 32k", "Mixtral-8x7B-Instruct", "tg", 14.05, 12)]
+
+
+def test_a_build_line_above_a_notes_sections_holds_for_their_tables(tmp_path):
+    text = ("build: 5c0eb5ef5 (6611)\n\n## Box one\n\n### small model\n\n" + HEADER + "\n" + RULE
+            + "\n" + ROWS[0] + "\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.test, r.build_commit, r.build_number, r.section) for r in got] == [
+        ("pp512", "5c0eb5ef5", 6611, "Box one > small model")]

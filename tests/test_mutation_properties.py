@@ -162,6 +162,13 @@ for _kind, _why, _fixtures in [
      "`completed` (the identity's key) makes the JSON a run of its own, the printed block's "
      "rounded values standing for the run (experiments/identity.py, not a parser)", (
         'notes/derived-pasted-save-result',
+    )),
+    ('garble', "a rate written in words whose figure is garbled leaves a result with no figure: "
+     "one run with any other of its test whose settings say nothing different (the runs before "
+     "and after an arrow, or a test of the lines above), so it is that run seen again and "
+     "lends it what it states (experiments/identity.py, not a parser); the warning says which "
+     "figure was left empty", (
+        'llama_prose/derived-speeds-in-words',
     )),]:
     KNOWN.update({(_kind, f + ".expected.json"): _why for f in _fixtures})
 

@@ -303,3 +303,21 @@ def test_a_stats_line_cut_into_ten_pieces_reads_as_printed(tmp_path):
 def test_a_writer_s_remark_after_a_figure_is_left_off(line, kept):
     from benchvault.reading.segmenter import without_remark
     assert without_remark(line) == kept
+
+
+def test_prose_that_names_a_program_is_prose_not_a_cut_record(tmp_path):
+    # (a path to llama-server.exe is the launch format's word, but the line launches nothing)
+    text = ("Box: Intel Arc B580 (12GB), Windows 11, Vulkan (bin\\vulkan\\llama-server.exe, "
+            "build b9120-0f1e2d3)\n\nCommand:\n`llama-server -m tiny-Q4_0.gguf -ngl 99`\n\n"
+            "Prompt processing: 820.5 t/s\nGeneration: 61.2 t/s\n")
+    path = tmp_path / "note.md"
+    path.write_text(text, encoding="utf-8")
+    ingest_into(tmp_path / "note.db", path)
+    conn = sqlite3.connect(tmp_path / "note.db")
+    reasons = [r for (r,) in conn.execute("SELECT reason FROM unparsed_blocks")]
+    got = conn.execute("SELECT test, avg_ts, gpu_info, build_number, model_ftype "
+                       "FROM llama_bench_results ORDER BY rowid").fetchall()
+    conn.close()
+    assert not any("reads neither alone nor joined" in r for r in reasons)
+    assert got == [
+        ("pp", 820.5, "Intel Arc B580", 9120, "Q4_0"), ("tg", 61.2, "Intel Arc B580", 9120, "Q4_0")]

@@ -72,9 +72,9 @@ PREAMBLE = re.compile(
     r"^`?((?i:ggml_\w+:\s*found)|ggml_vulkan:\s*(?:\d+|Using)|Device\s+\d+"
     r"|(?i:ggml_metal\w*:\s*GPU name)|register_device:\s*registered device\s+[A-Za-z]+\d+"
     r"|build)\s*(?:[:=]\s*|\s)(.+)$")
-# ...the ones that name a device, which a note's later tables ran on too; `found N devices`
-# starts a new list of them.
-LASTING = re.compile(r"^(?:Device\s*\d+|ggml_vulkan|ggml_metal|register_device"
+# ...the ones that name a device or the build, which a note's later tables ran on too (a
+# `build: 086a63e3a (7340)` line above its sections); `found N devices` starts a new list.
+LASTING = re.compile(r"^(?:Device\s*\d+|ggml_vulkan|ggml_metal|register_device|build$"
                      r"|(?P<anew>ggml_\w+:\s*found))", re.I)
 # The build line after the table; in a note it may be in backticks with prose after it.
 TRAILER = re.compile(r"^\s*`?build:\s*[^\s()`]+\s*\(\d+\)`?(?:\s.*)?$")
@@ -466,6 +466,9 @@ PROSE_CPU = re.compile(
     r"\d{3,4}[A-Z]{0,3}\d?(?:\s?X3D)?|(?:Intel\s+)?(?:Core\s+)?i[3579]-\d{4,5}[A-Z]{0,3}"
     r"|(?:Intel\s+)?Core\s+Ultra\s+(?:\d\s+)?\d{3}[A-Z]{0,2}|(?:Intel\s+)?Xeon\s+\w+\s+\d{4}[A-Z]?"
     r"|EPYC\s+\d{4}[A-Z]?)(?![\w-])")
+FILE_QUANT = re.compile(r"(?<![A-Za-z0-9])(I?Q\d_(?:[A-Z0-9]+_?)*[A-Z0-9]|BF16|F16|MXFP4)"
+                        r"(?=[-.]|$)", re.I)
+VENDOR_WORDS = re.compile(r"\b(?:NVIDIA|GeForce|AMD|Radeon|Intel)\s+", re.I)
 PROSE_GFX = re.compile(r"(?<![\w-])(gfx\d{3,4}[a-z]?)(?![\w-])")
 # A quantization named in words (`Q4_K_M`, `UD-Q4_K_XL`, `MXFP4`), not in a file's name.
 PROSE_QUANT = re.compile(r"(?<![\w.-])(?:UD-)?(?P<quant>I?Q\d_(?:[A-Z0-9]+_?)*[A-Z0-9]|MXFP4|NVFP4)"
@@ -500,6 +503,11 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
         builds.add(number)
     for number in builds:
         state("build_number", int(number))
+    for match in MODEL_FLAG.finditer(text):      # (`llama-server -m x.gguf` quoted in prose)
+        name = match.group(1).strip("'\"`")
+        state("model_filename", name)
+        if quant := FILE_QUANT.search(name):         # (`...-Q5_K_M.gguf`)
+            state("model_ftype", quant.group(1).upper())
     for line in lines:
         if model := PROSE_MODEL.match(line):
             state("model_type", model.group(1).strip().strip("*` "))
@@ -520,8 +528,10 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
         state("gpu_arch", match.group("arch") or match.group("arch2"))
         state("gpu_info", (match.group("name") or match.group("name2")).strip())
     gpus = {" ".join(m.group(0).split()) for m in PROSE_GPU.finditer(text)}
-    if len(gpus) == 1 and "gpu_info" not in stated:        # (`on an RTX 3070`, `Apple M5`)
-        state("gpu_info", gpus.pop())
+    # (`Arc A770` in a heading, `Intel Arc A770` below it: one GPU, named at its longest)
+    kinds = {VENDOR_WORDS.sub("", gpu).replace("-", " ").lower() for gpu in gpus}
+    if len(kinds) == 1 and "gpu_info" not in stated:        # (`on an RTX 3070`, `Apple M5`)
+        state("gpu_info", max(gpus, key=len))
     cpus = {" ".join(m.group(0).split()) for m in PROSE_CPU.finditer(text)}
     if len(cpus) == 1 and "cpu_info" not in stated:        # (`an AMD Ryzen 7 5800X`)
         state("cpu_info", cpus.pop())
@@ -552,8 +562,10 @@ def run_context(context: Context) -> dict[str, Any]:
     # what the note's prose states, where the command and the printed lines say nothing
     for field, value in stated_in_prose((*context.section, *context.prose)).items():
         row.setdefault(field, value)
-    # ...and the devices the note printed last, in an earlier section
+    # ...and the devices and build the note printed last, in an earlier section
     for field, value in gpu_context(context.devices).items():
+        row.setdefault(field, value)
+    for field, value in build_from(context.devices.get("build")).items():
         row.setdefault(field, value)
     return row
 

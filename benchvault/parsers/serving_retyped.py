@@ -34,8 +34,8 @@ from typing import Any
 
 import os
 
-from ..reading.tablecells import (ARROW_CELL, CELL_REMARK, DIFFERENCE, SLASH, Table,
-                                  cell_number, cell_text, cells, table)
+from ..reading.tablecells import (ARROW_CELL, ARROW_NAMES, CELL_REMARK, DIFFERENCE, SLASH, Table,
+                                  arrow_side, cell_number, cell_text, cells, table)
 from ..schemas.models import LatencyStat, ServingRun, fields_of
 from . import published_markdown
 from .base import Block, Parsed, Problem, claimed_table, half_unit
@@ -522,16 +522,21 @@ def _cell_runs(t: Table) -> list[Run] | None:
 
 def _before_after(found: list[Run]) -> list[Run]:
     """Each run whose cells hold an arrow (`34.1 -> 34.3`) as the two runs it compares,
-    `before` and `after`; a cell without one belongs to both."""
+    `before` and `after`, or as the headers name them (`TTFT (Triton → cutlass)`); a cell
+    without one belongs to both."""
     out = []
     for run in found:
         sides = [ARROW_CELL.match(cell_text(text)) for _, text, _ in run.cells]
         if not any(sides):
             out.append(run)
             continue
-        for side in ("before", "after"):
-            out.append(Run(f"{run.label} {side}" if run.label else side, run.lines,
-                           [(name, m.group(side) if m else text, index)
+        named = {n.groups() for (name, _, _), m in zip(run.cells, sides)
+                 if m and (n := ARROW_NAMES.search(cell_text(name)))}
+        words = named.pop() if len(named) == 1 else ("before", "after")
+        for side, word in zip(("before", "after"), words):
+            out.append(Run(f"{run.label} {word}" if run.label else word, run.lines,
+                           [(ARROW_NAMES.sub("", name), arrow_side(m, side), index) if m
+                            else (name, text, index)
                             for (name, text, index), m in zip(run.cells, sides)], run.named,
                            run.group))
     return out

@@ -436,6 +436,8 @@ class Segmenter:
         self.ctx.fenced = not self.markdown
         self.heading_levels: list[int] = []
         self.prose_lines: list[tuple[int, str]] = []    # (section depth, line): ctx.prose
+        # The blank lines a wrapped record's piece came after, by the piece's line.
+        self.blanks_before: dict[int, list[tuple[int, str]]] = {}
         # ...and its `Label: value` lines (`- CPU: ...`, `**Backend:** Vulkan`), the last of
         # each label, whatever section they are in: a note's `### System` holds for its
         # `### Results` beside it.
@@ -580,6 +582,8 @@ class Segmenter:
                         self._goes_on([t for _, t in record], text,
                                       self._cuts_of([*record, (lineno, text)])):
                     record.append((lineno, text))
+                    if blanks:      # (read again before it if the record does not take it)
+                        self.blanks_before[lineno] = blanks
                     blanks = []
                     continue
                 back: deque[tuple[int, str]] = deque()
@@ -609,6 +613,7 @@ class Segmenter:
                 pending, piece = (lineno, lineno, text), text
             elif self._may_wrap(text, self.cuts.get(lineno, 0)):
                 record = [(lineno, text)]
+                self.blanks_before = {}
             else:
                 self.lookahead = bool(again)
                 yield lineno, lineno, text
@@ -636,12 +641,15 @@ class Segmenter:
         else:
             take = 1
             if len(pieces) > 1 and any(f.matches(texts[0]) for f in self.line_formats) \
-                    and not self._reads(texts[0], cleanly=False):
+                    and not self._reads(texts[0], cleanly=False) \
+                    and not self._named_only(texts[0]):
                 self.wrap_cuts.append((pieces[0][0], pieces[-1][0], "\n".join(texts)))
             else:
                 self.widest_whole = max(self.widest_whole, len(texts[0]))
                 yield pieces[0][0], pieces[0][0], texts[0]
-        again.extend(pieces[take:])     # (a comment or heading keeps its effect)
+        for piece in pieces[take:]:     # (a comment or heading keeps its effect)
+            again.extend(self.blanks_before.pop(piece[0], ()))     # (a blank ends a capture)
+            again.append(piece)
         self.lookahead = bool(again)
 
     def _cuts_of(self, pieces: list[tuple[int, str]]) -> list[int]:
@@ -719,6 +727,19 @@ class Segmenter:
                     costs.append((len(built.warnings),
                                   len(extra) if isinstance(extra, dict) else 0))
         return min(costs, default=None)
+
+    def _named_only(self, text: str) -> bool:
+        """Every line format that knows ``text`` by its words finds no record in it, and no
+        garbled one: prose that names a program (`... (bin\\llama-server.exe, b10683)`),
+        to be read as the prose it is, not kept raw as a record's cut piece."""
+        for fmt in self.line_formats:
+            if fmt.matches(text):
+                try:
+                    if fmt.build(0, text, self.ctx.snapshot()) is not None:
+                        return False
+                except Exception:       # a grammar's refusal: a record, garbled
+                    return False
+        return True
 
     def _known(self, text: str) -> bool:
         """A line format reads ``text``, or a block starts at it."""
@@ -1288,7 +1309,8 @@ class Segmenter:
                        or self.cut_hint.search(text) is not None
                        and any(f.starts(text) for f in self.cutters
                                if f is not fmt and (f.restarts or not own)))
-                cut = cut or run_ended
+                # (a note's heading ends a block that ends at its first line not its own)
+                cut = cut or run_ended or fmt.end is None and self._heading_line(text)
                 if held:
                     if not cut and (fmt.resumes(block.lines, text) or fmt.trailer is not None
                                     and fmt.trailer.match(text) is not None):

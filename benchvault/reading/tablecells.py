@@ -53,8 +53,20 @@ SEPARATOR = re.compile(r"^[\s|:+=-]*$")
 # A cell of two runs' figures, the first's before an arrow (`8054 -> 8024 +0%`, `12.1 → 10.3`);
 # a change after the second (`+0%`, `(-16%)`) is the writer's.
 ARROWS = r"(?:->|=>|→|⇒|➜|➡)"
+# A unit written once after both (`3388 → 3265 ms`) is both's.
 ARROW_CELL = re.compile(r"^(?P<before>[^>→⇒➜➡]*?\d[^>→⇒➜➡]*?)\s*" + ARROWS + r"\s*"
-                        r"(?P<after>[-+−]?[\d.,]+[^\s(]*)(?:\s*\(?[-+−±]?\s*\d[\d.]*\s*[%x×]\)?)?$")
+                        r"(?P<after>[-+−]?[\d.,]+[^\s(]*)"
+                        r"(?:\s+(?P<unit>ms|s|secs?|seconds|us|µs|tok/s|t/s|tokens?/s|req/s|rps|qps|tps))?"
+                        r"(?:\s*\(?[-+−±]?\s*\d[\d.]*\s*[%x×]\)?)?$")
+# The two runs a header's arrow names (`mean TTFT (Triton → cutlass)`).
+ARROW_NAMES = re.compile(r"\s*\(\s*([^()]+?)\s*" + ARROWS + r"\s*([^()]+?)\s*\)")
+
+
+def arrow_side(match: re.Match[str], side: str) -> str:
+    """One side of an ARROW_CELL match, with the unit written once after both."""
+    text = match.group(side)
+    unit = match.group("unit")
+    return f"{text} {unit}" if unit and not re.search(r"[A-Za-zµ]", text) else text
 # The `/` between figures written together in one cell (`120.5 / 301.2`) or names in a header.
 SLASH = re.compile(r"\s*/\s*")
 

@@ -1,0 +1,167 @@
+"""llama.cpp speeds stated in a note's words → ``llama_bench_results`` rows.
+
+People who ran llama-bench, llama-cli or llama-server often write the speeds down rather than
+paste the table: a test's kind or name, its rate and its unit, a line each or a few on one
+line::
+
+    Prompt processing: 11.9 t/s            pp512: 1234.5 ± 3.2 t/s, tg128: 45.6 t/s
+    Generation: 1.26 t/s                   PP 1201.04 --> 1091.76 tok/s
+
+Each rate is one result: its test as llama-bench names it (`pp512`, `tg128`; a kind alone,
+`Prompt processing`, `Generation`, is `pp` / `tg`, sized by a llama-bench command's `-p` /
+`-n` when one is quoted before it), `avg_ts` and the spread after `±` (`stddev_ts`).  Two
+rates around an arrow are the runs before and after a change, labelled so.  Lines of the
+generic words alone (`Prefill`, `Decode`, `Generation`, `Eval`: a vLLM note's words too) are
+read only beside a word that is llama.cpp's own (`pp`, `tg`, `Prompt processing`, `Prompt
+eval`, `Token generation`, `Text generation`).  What the note around says (its heading and
+label, the command quoted in it, its GPU, build, model and flags) fills the rest, as for a
+table retyped by hand; every block carries one warning that it was read from prose.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lark import Token, v_args
+from pydantic import ValidationError
+
+from ..schemas.llama_bench import LlamaBenchResult
+from . import grammar
+from .base import Block, BlockFormat, Parsed, Problem, own_lines
+from .grammar import ColumnTransformer, figure, flatten
+from .llama_bench import run_context
+from .runcontext import BARE_MODEL_RE
+from .llama_retyped import BARE_TESTS, bare_test, test_of
+from .llama_bench import test_name
+
+_KIND = (r"(?:(?:pp|tg)(?:\d+|\s\d+(?=\s*[:=]))(?:\s?\+\s?tg\d+)?(?:\s*@?\s*d\d+)?|pp|tg|prompt\s+processing"
+         r"|prompt\s+eval(?:uation)?|token\s+generation|text\s+generation|generation|prefill"
+         r"|decode|eval)(?:\s+(?:speed|rate|throughput))?")
+# (a figure's digit may be garbled in the paste, `!55.10`: the line is still one of speeds)
+_NUMBER = r"[~≈]?[\d!?*^$&@][\d,!?*^$&@]*(?:\.[\d!?*^$&@]+)?"
+_ITEM = (rf"{_KIND}\s*[:=]?\s*{_NUMBER}(?:\s*(?:±|\+/-)\s*{_NUMBER})?"
+         rf"(?:\s*(?:-->|->|→|=>|⇒)\s*{_NUMBER})?\s*(?:t/s|tok/s|tokens?/s(?:ec)?"
+         rf"|tokens?\s+per\s+second)(?:\s*\([^()]*\))?")
+# A line of the block: speeds and nothing else (prose around a speed is no such line).
+LINE = re.compile(rf"^\s*{_ITEM}(?:\s*[,;|]\s*{_ITEM})*\s*$", re.I)
+# The kinds only llama.cpp's people write: a block needs one of them.
+LLAMA_KIND = re.compile(r"^(?:pp|tg|prompt\s+processing|prompt\s+eval|token\s+generation"
+                        r"|text\s+generation)", re.I)
+
+
+@v_args(inline=True)
+class LinesToSpeeds(ColumnTransformer):
+    """Tree → [(kind, [(mean, spread)...], line)], in order."""
+
+    def start(self, *items):
+        return [i for i in flatten(items) if isinstance(i, tuple)]
+
+    def figure(self, *tokens):
+        numbers = [t.replace(",", "") for t in tokens if t.type == "NUMBER"]
+        return ("figure", *(numbers + [None])[:2])
+
+    def column(self, name, children):      # speed
+        kind = children[0]
+        figures = [(c[1], c[2]) for c in children if isinstance(c, tuple)]
+        return (" ".join(str(kind).split()), figures, kind.line)
+
+
+def parse_lines(text: str) -> list[tuple]:
+    parser = grammar.in_parser("llama_prose.lark", __file__, LinesToSpeeds)
+    return grammar.parse(parser, text + "\n", "llama.cpp speeds in words")
+
+
+def _test(kind: str, command: str | None) -> dict[str, Any]:
+    named = test_of(kind)
+    if named is not None and re.search(r"\d", kind):
+        return named
+    word = re.sub(r"\s+(?:speed|rate|throughput)$", "", kind.lower())
+    word = "prompt eval" if word.startswith("prompt eval") else word
+    return bare_test(BARE_TESTS.get(word, "pp" if word.startswith("pp") else "tg"), command)
+
+
+def _own(line: str) -> str | None:
+    return line if not line.strip() or LINE.match(line) else None
+
+
+def resumes(lines: list[str], line: str) -> bool:
+    """The speeds go on after a line a user typed among them (`$ nvidia-smi`)."""
+    return LINE.match(line) is not None
+
+
+def _figure(printed: str | None, what: str, at: int, unread: list[tuple[int, str]]
+            ) -> float | None:
+    """A printed figure as a number; a garbled one (`!55.10`) is None, said in ``unread``."""
+    if printed is None:
+        return None
+    value = figure(printed)
+    if value is None:
+        unread.append((at, f"{what}: {printed!r} is not a number: left empty"))
+    return value
+
+
+def build(block: Block) -> list[Parsed | Problem]:
+    kept, skipped = own_lines(block.lines, block.line_start, _own, "llama.cpp speed")
+    speeds = parse_lines("\n".join(kept))
+    if not any(LLAMA_KIND.match(kind) for kind, _, _ in speeds):
+        return []
+    shared = run_context(block.context)
+    shared["format"] = FORMAT.name
+    # (the latest prose line that names one model names theirs: `Qwen3.6 35B: https://...`
+    # above each pair of speeds; Context.prose holds a note's `Label: value` lines first)
+    for line in reversed(block.context.prose):
+        named = {m.group(1) for m in BARE_MODEL_RE.finditer(line)
+                 if not m.group(1).lower().endswith(".gguf")}
+        if named:
+            if len(named) == 1:
+                shared["model_type"] = model = named.pop()
+                if model.lower() not in str(shared.get("model_filename", "")).lower():
+                    # (another model than the file the note's command loaded)
+                    shared.pop("model_filename", None)
+                    shared.pop("model_ftype", None)
+            break
+    out: list[Parsed | Problem] = list(skipped)
+    for kind, figures, line in speeds:
+        test = _test(kind, shared.get("command"))
+        at = block.line_start + line - 1
+        raw = block.lines[line - 1]
+        sides = ["before", "after"] if len(figures) == 2 else [None]
+        for side, (mean, spread) in zip(sides, figures):
+            unread: list[tuple[int, str]] = []
+            values = {**shared, "avg_ts": _figure(mean, kind, at, unread),
+                      "stddev_ts": _figure(spread, f"{kind} ±", at, unread), **test,
+                      "test": test_name(test["n_prompt"], test["n_gen"], test["n_depth"])
+                      if None not in (test["n_prompt"], test["n_gen"])
+                      else ("pp" if test["n_prompt"] is None else "tg")}
+            if side is not None:
+                values["label"] = f"{shared['label']} {side}" if shared.get("label") else side
+            try:
+                row = LlamaBenchResult(**values, line_start=at, line_end=at, raw_text=raw)
+            except (ValidationError, ValueError) as exc:
+                reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+                out.append(Problem(at, reason, raw))
+                continue
+            warnings = unread if any(isinstance(o, Parsed) for o in out) else [
+                *unread, (at, "llama.cpp speeds written in words, read as llama-bench results")]
+            out.append(Parsed(row=row, warnings=warnings))
+    return out
+
+
+FORMAT = BlockFormat(
+    name="llama_prose",
+    table="llama_bench_results",
+    description="llama.cpp speeds a note states in words (`Prompt processing: 11.9 t/s`, "
+                "`pp512: 1234 t/s, tg128: 45.6 t/s`, `PP 1201 --> 1091 tok/s`): a result per "
+                "rate.",
+    upstream=("llama.cpp llama-bench, llama-cli and llama-server speeds, written down",),
+    # (not `tokens/s`: every vLLM stats line holds it)
+    markers=("t/s", "tok/s", "tokens per second"),
+    start=LINE,
+    end=None,
+    max_lines=40,
+    build=build,
+    continues=lambda line: LINE.match(line) is not None,
+    restarts=False,         # (each of its lines could start it: the next one goes on)
+    resumes=resumes,
+)
