@@ -528,3 +528,29 @@ def test_a_build_line_above_a_notes_sections_holds_for_their_tables(tmp_path):
     got, _ = read(tmp_path, text, "note.md")
     assert [(r.test, r.build_commit, r.build_number, r.section) for r in got] == [
         ("pp512", "5c0eb5ef5", 6611, "Box one > small model")]
+
+
+def test_headers_in_the_notes_language_and_builds_the_prose_writes_its_own_way(tmp_path):
+    text = ("Build llama.cpp : 8120 (a9b8c7d6e).\n\n| Modelo | Generación | Prompt |\n|---|---|---|\n"
+            "| Qwen2.5-3B `Q4_K_M` | 9.15 tok/s | 31.2 tok/s |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.model_type, r.model_ftype, r.test, r.avg_ts, r.build_commit, r.build_number)
+            for r in got] == [("Qwen2.5-3B Q4_K_M", "Q4_K_M", "tg", 9.15, "a9b8c7d6e", 8120),
+                              ("Qwen2.5-3B Q4_K_M", "Q4_K_M", "pp", 31.2, "a9b8c7d6e", 8120)]
+    # a commit alone; the heading's build over the prose's
+    text = ("llama.cpp build `0c1e570aa`, KV at f16.\n\n## Run (this version, `5d6e7f8a9`)\n\n"
+            "| backend | pp512 | tg128 |\n|---|---|---|\n| CPU | 50.1 | 9.9 |\n")
+    got, _ = read(tmp_path, text, "other.md")
+    assert {(r.build_commit, r.build_number) for r in got} == {("5d6e7f8a9", None)}
+    got, _ = read(tmp_path, text.replace("## Run (this version, `5d6e7f8a9`)", "## Run"),
+                  "third.md")
+    assert {r.build_commit for r in got} == {"0c1e570aa"}
+
+
+def test_a_powershell_command_goes_on_after_its_backticks(tmp_path):
+    text = ("```powershell\nllama-bench.exe -m model.gguf `\n  -ngl 999 -ncmoe 40 -t 6 `\n"
+            "  -p 512 -n 128\n```\n\n| ncmoe | pp512 (t/s) | tg128 (t/s) |\n|---|---|---|\n"
+            "| 40 | 234,2 ± 8,0 | 14,05 ± 0,35 |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.test, r.avg_ts, r.n_gpu_layers, r.n_threads, r.n_cpu_moe) for r in got] == [
+        ("pp512", 234.2, 999, 6, 40), ("tg128", 14.05, 999, 6, 40)]

@@ -3,6 +3,8 @@ land in their serving_runs column; tables of other things stay published tables.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from benchvault.parsers.serving_retyped import meaning
@@ -381,3 +383,15 @@ def test_a_model_the_prose_names_without_its_organisation(tmp_path, prose, model
             "| 4 | 88.1 | 12.7 |\n")
     got = read_note(tmp_path, text, RUNS.format("model"))
     assert [r["model"] for r in got] == [model]
+
+
+def test_arrow_cells_with_a_unit_after_both_and_runs_named_by_the_header(tmp_path):
+    text = ("| conc | tok/s/user (eager → graphs) | mean TTFT (eager → graphs) |\n|---|---|---|\n"
+            "| 8 | 41.2 → 44.0 | 1.21 → 1.05 s |\n| 32 | 30.5 → 33.9 | 2210 → 1980 ms |\n")
+    got = read_note(tmp_path, text, RUNS.format("max_concurrency, mean_ttft_ms, extra"))
+    assert [(r["label"], r["max_concurrency"], r["mean_ttft_ms"], json.loads(r["extra"]))
+            for r in got] == [
+        ("eager", 8, 1210.0, {"tok_per_s_per_user": 41.2}),
+        ("graphs", 8, 1050.0, {"tok_per_s_per_user": 44.0}),
+        ("eager", 32, 2210.0, {"tok_per_s_per_user": 30.5}),
+        ("graphs", 32, 1980.0, {"tok_per_s_per_user": 33.9})]

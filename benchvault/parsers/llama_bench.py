@@ -437,6 +437,10 @@ NEGATED_FLAGS = {"--no-mmap": ("use_mmap", 0), "-nkvo": ("no_kv_offload", 1),
                  "--no-kv-offload": ("no_kv_offload", 1)}
 NEGATED_FLAG = re.compile(r"(?<![\w-])(--no-mmap|-nkvo|--no-kv-offload)(?![\w-]|[\s=]+\d)")
 PROSE_BUILD_NUMBER = re.compile(r"(?<![\w.-])b(\d{4,5})(?![\w.])")
+PROSE_BUILD_FIRST = re.compile(r"\bbuild(?:\s+llama\.cpp)?\s*[:=]?\s*`?b?(\d{3,5})`?\s*\(`?"
+                               r"([0-9a-f]{7,12})`?\)", re.I)
+PROSE_BUILD_COMMIT = re.compile(r"\bbuild\s*[:=]?\s*`?((?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,12})`?"
+                                r"(?![\w(]|\s*\()", re.I)
 PROSE_BUILD = re.compile(r"\bbuild[:\s]+`?([0-9a-f]{7,12})`?\s*\((\d+)\)", re.I)
 PROSE_MODEL = re.compile(r"^\s*(?:[-*+]\s+)?\**\s*Model\s*\**\s*[:：]\s*\**\s*`?([^(,*`]+)", re.I)
 PROSE_CPU_ONLY = re.compile(r"\bCPU[- ]only\b|\bpure CPU\b|\bCPU backend\b", re.I)
@@ -501,6 +505,12 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
     for commit, number in PROSE_BUILD.findall(text):
         state("build_commit", commit)
         builds.add(number)
+    for number, commit in PROSE_BUILD_FIRST.findall(text):     # (`Build llama.cpp : 9442 (d4c8e2c29)`)
+        state("build_commit", commit)
+        builds.add(number)
+    if "build_commit" not in stated:        # (`llama.cpp build `f53577432``: a commit alone)
+        for commit in PROSE_BUILD_COMMIT.findall(text):
+            state("build_commit", commit)
     for number in builds:
         state("build_number", int(number))
     for match in MODEL_FLAG.finditer(text):      # (`llama-server -m x.gguf` quoted in prose)

@@ -53,7 +53,7 @@ RATE = re.compile(r"\(?\s*(?:t/s|tok/s|tokens?/s(?:ec)?|tps)\s*\)?|\[(?:t/s|tok/
 # A label column's words → llama-bench field, beyond its own markdown names.
 LABEL_WORDS = (
     (re.compile(r"^(?:backends?|engine|runtime|api)\b", re.I), "backends"),
-    (re.compile(r"^(?:model|models)\b", re.I), "model_type"),
+    (re.compile(r"^(?:model|models|modelo|modèle|modell|模型|モデル)(?:\b|$)", re.I), "model_type"),
     (re.compile(r"^(?:quant(?:ization)?|ftype|file type|q(?:uant)? type)\b", re.I), "model_ftype"),
     (re.compile(r"^(?:build|commit)\b", re.I), "build"),
     # (`GPU Cores`, `GPU layers` are counts, not the device)
@@ -117,7 +117,10 @@ BARE_NUMBER = re.compile(r"(?<![\w.-])b?(\d{3,5})(?![\w.-])")
 BARE_TESTS = {"pp": "pp", "prompt processing": "pp", "prompt": "pp", "prompt eval": "pp",
               "prefill": "pp",
               "tg": "tg", "text generation": "tg", "token generation": "tg", "generation": "tg",
-              "gen": "tg", "eval": "tg", "decode": "tg"}
+              "gen": "tg", "eval": "tg", "decode": "tg",
+              # (in the languages notes are written in: `Generación`, `Génération`, `生成`)
+              "generación": "tg", "generacion": "tg", "génération": "tg", "geração": "tg",
+              "生成": "tg", "解码": "tg", "预填充": "pp", "提示词": "pp"}
 # A header that names a rate and nothing else (`Tokens per Second`, `Speed (t/s)`, `tok/s`).
 BARE_RATE = re.compile(r"^(?:(?:avg|average|mean|speed|rate)\s*)?[(\[]?\s*(?:t/s|tok/s|tokens?/s(?:ec)?"
                        r"|tps|tokens?\s+per\s+sec(?:ond)?|tokens?/second)\s*[)\]]?$", re.I)
@@ -635,8 +638,10 @@ def build(block: Block) -> list[Parsed | Problem]:
     stated.pop("_unread")
     shared.update(stated)
     builds = list(NAMED_BUILD.finditer(heading))
-    if len(builds) == 1 and "build_commit" not in shared and "build_number" not in shared:
-        shared.update(_build_of(builds[0]))     # (`## Measurements (this version, 02a883fea)`)
+    if len(builds) == 1:        # (`## Measurements (this version, 02a883fea)`: over the prose's)
+        shared.pop("build_commit", None)
+        shared.pop("build_number", None)
+        shared.update(_build_of(builds[0]))
     if str(shared.get("model_type", "")).lower().endswith(".gguf"):   # (`Model: x.gguf`)
         shared.setdefault("model_filename", shared.pop("model_type"))
         if quant := QUANT_IN_NAME.search(shared["model_filename"]):   # (`...-q8_0.gguf`)

@@ -333,6 +333,12 @@ def _cut_short(block: Block) -> "Unclosed | None":
                     block.line_start + body, cut_short=True)
 
 
+def _continued(text: str) -> bool:
+    """A command line that goes on on the next: a shell's `\\`, PowerShell's `` ` ``, cmd's
+    `^` at its end."""
+    return text.endswith(("\\", " `", " ^"))
+
+
 def _opens_repr(text: str) -> bool:
     return ("Namespace(" in text or "args: {" in text) and nesting(text) > 0
 
@@ -596,7 +602,7 @@ class Segmenter:
             if pending is not None:
                 start, end, joined = pending
                 if self._continues(joined, text):
-                    joined = joined[:-1].rstrip() + " " + text.strip() if joined.endswith("\\") \
+                    joined = joined[:-1].rstrip() + " " + text.strip() if _continued(joined) \
                         else joined + self._joint(piece, text) + text
                     piece = text
                     if end - start + 1 >= MAX_JOINED_LINES or not self._still_open(joined):
@@ -870,14 +876,14 @@ class Segmenter:
     def _still_open(self, text: str) -> bool:
         if _opens_repr(text):
             return True
-        if text.endswith("\\") and self._is_command(text):
+        if _continued(text) and self._is_command(text):
             return True
         return len(text) >= WRAP_MIN_WIDTH and self._is_command(text)
 
     def _continues(self, joined: str, nxt: str) -> bool:
         if _opens_repr(joined):
             return bool(nxt.strip())
-        if joined.endswith("\\"):
+        if _continued(joined):
             return bool(nxt.strip())
         # A command put in the background or ended (`... &`, `;`) goes on on no other line, and
         # a line that runs a command of its own is that command, not a wrapped piece.
