@@ -23,21 +23,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lark import Token, v_args
-from pydantic import ValidationError
+from lark import v_args
 
-from ..schemas.llama_bench import LlamaBenchResult
 from . import grammar
 from .base import Block, BlockFormat, Parsed, Problem, own_lines
 from .grammar import ColumnTransformer, figure, flatten
 from .llama_bench import run_context
+from .llama_retyped import BARE_TESTS, add_result, bare_test, merged, test_of
 from .runcontext import BARE_MODEL_RE
-from .llama_retyped import BARE_TESTS, bare_test, test_of
-from .llama_bench import test_name
 
-_KIND = (r"(?:(?:pp|tg)(?:\d+|\s\d+(?=\s*[:=]))(?:\s?\+\s?tg\d+)?(?:\s*@?\s*d\d+)?|pp|tg|prompt\s+processing"
-         r"|prompt\s+eval(?:uation)?|token\s+generation|text\s+generation|generation|prefill"
-         r"|decode|eval)(?:\s+(?:speed|rate|throughput))?")
+_KIND = (r"(?:(?:pp|tg)(?:\d+|\s\d+(?=\s*[:=]))(?:\s?\+\s?tg\d+)?(?:\s*@?\s*d\d+)?|pp|tg"
+         r"|prompt\s+processing|prompt\s+eval(?:uation)?|token\s+generation|text\s+generation"
+         r"|generation|prefill|decode|eval)(?:\s+(?:speed|rate|throughput))?")
 # (a figure's digit may be garbled in the paste, `!55.10`: the line is still one of speeds)
 _NUMBER = r"[~≈]?[\d!?*^$&@][\d,!?*^$&@]*(?:\.[\d!?*^$&@]+)?"
 _ITEM = (rf"{_KIND}\s*[:=]?\s*{_NUMBER}(?:\s*(?:±|\+/-)\s*{_NUMBER})?"
@@ -129,22 +126,14 @@ def build(block: Block) -> list[Parsed | Problem]:
         sides = ["before", "after"] if len(figures) == 2 else [None]
         for side, (mean, spread) in zip(sides, figures):
             unread: list[tuple[int, str]] = []
-            values = {**shared, "avg_ts": _figure(mean, kind, at, unread),
-                      "stddev_ts": _figure(spread, f"{kind} ±", at, unread), **test,
-                      "test": test_name(test["n_prompt"], test["n_gen"], test["n_depth"])
-                      if None not in (test["n_prompt"], test["n_gen"])
-                      else ("pp" if test["n_prompt"] is None else "tg")}
+            rate = {"avg_ts": _figure(mean, kind, at, unread),
+                    "stddev_ts": _figure(spread, f"{kind} ±", at, unread)}
+            values = {**shared, **merged({}, test, rate)}
+            values.pop("_unread")
             if side is not None:
                 values["label"] = f"{shared['label']} {side}" if shared.get("label") else side
-            try:
-                row = LlamaBenchResult(**values, line_start=at, line_end=at, raw_text=raw)
-            except (ValidationError, ValueError) as exc:
-                reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-                out.append(Problem(at, reason, raw))
-                continue
-            warnings = unread if any(isinstance(o, Parsed) for o in out) else [
-                *unread, (at, "llama.cpp speeds written in words, read as llama-bench results")]
-            out.append(Parsed(row=row, warnings=warnings))
+            add_result(out, values, at, raw, unread,
+                       "llama.cpp speeds written in words, read as llama-bench results")
     return out
 
 

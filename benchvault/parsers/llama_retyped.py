@@ -433,7 +433,7 @@ def _results(t: Table, command: str | None = None, heading: str = ""
                         f"{cell_text(header[i])!r} names no test: read as token generation (tg)")
                 if rate is not None:
                     test = {**test, "n_depth": at} if at and not test["n_depth"] else test
-                    out.append((index, _merged(labels, test, rate, runs.get(i))))
+                    out.append((index, merged(labels, test, rate, runs.get(i))))
         return out or None
     rates = [i for i, h in enumerate(header) if RATE.search(cell_text(h))]
     test_column = next((i for i, h in enumerate(header) if cell_text(h).lower() == "test"), None)
@@ -467,7 +467,7 @@ def _results(t: Table, command: str | None = None, heading: str = ""
             for i in rates:
                 rate = _rate_at(row, header, i)
                 if rate is not None:
-                    out.append((index, _merged(labels, test, rate, _run(header[i], rates))))
+                    out.append((index, merged(labels, test, rate, _run(header[i], rates))))
         return out or None
     if first and all(first):                            # tests as rows, runs as columns
         runs = [i for i in range(named_at + 1, len(header)) if not _is_spread(header, i)
@@ -481,7 +481,7 @@ def _results(t: Table, command: str | None = None, heading: str = ""
             for i in runs:
                 rate = _rate_at(row, header, i)
                 if rate is not None:
-                    out.append((index, _merged(labels, test, rate, _run(header[i], runs))))
+                    out.append((index, merged(labels, test, rate, _run(header[i], runs))))
         return out or None
     named = _heading_test(heading)
     if rates and named is not None:                     # t/s columns, the test named over them
@@ -490,7 +490,7 @@ def _results(t: Table, command: str | None = None, heading: str = ""
             for i in rates:
                 rate = _rate_at(row, header, i)
                 if rate is not None:
-                    out.append((index, _merged(labels, named, rate, _run(header[i], rates))))
+                    out.append((index, merged(labels, named, rate, _run(header[i], rates))))
         return out or None
     return None
 
@@ -596,7 +596,7 @@ def _at_depth(test: dict[str, int | None], row: list[str]) -> dict[str, int | No
     return {**test, "n_depth": int(depth.group(1))} if depth else test
 
 
-def _merged(labels: dict[str, Any], test: dict[str, int], rate: dict[str, float],
+def merged(labels: dict[str, Any], test: dict[str, int], rate: dict[str, float],
             run: dict[str, Any] | None = None) -> dict[str, Any]:
     values = {**labels, **(run or {}), **rate, **test,
               "_unread": [*labels.get("_unread", []), *rate.get("_unread", [])]}
@@ -665,19 +665,24 @@ def build(block: Block) -> list[Parsed | Problem]:
         if values.get("model_ftype") is None:   # (none in the row: the heading's or command's)
             values.pop("model_ftype", None)
         fields = {k: v for k, v in shared.items() if k not in values}
-        try:
-            row = LlamaBenchResult(**fields, **values, line_start=line, line_end=line,
-                                   raw_text=raw)
-        except (ValidationError, ValueError) as exc:
-            reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-            out.append(Problem(line, reason, raw))
-            continue
-        warnings = [(line, reason) for reason in unread]
-        if not any(isinstance(item, Parsed) for item in out):   # (one for the table)
-            warnings.append((line, "a table retyped by hand, read as llama-bench results by "
-                                   "its header words"))
-        out.append(Parsed(row=row, warnings=warnings))
+        add_result(out, {**fields, **values}, line, raw, [(line, r) for r in unread],
+                   "a table retyped by hand, read as llama-bench results by its header words")
     return out
+
+
+def add_result(out: list[Parsed | Problem], values: dict[str, Any], line: int, raw: str,
+               warnings: list[tuple[int, str]], read_as: str) -> None:
+    """``values`` as one more row of ``out`` (a Problem when they are no valid row); the
+    first row carries ``read_as``, the one warning of how its block was read."""
+    try:
+        row = LlamaBenchResult(**values, line_start=line, line_end=line, raw_text=raw)
+    except (ValidationError, ValueError) as exc:
+        reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        out.append(Problem(line, reason, raw))
+        return
+    if not any(isinstance(item, Parsed) for item in out):
+        warnings = [*warnings, (line, read_as)]
+    out.append(Parsed(row=row, warnings=warnings))
 
 
 FORMAT = claimed_table(
