@@ -554,3 +554,12 @@ def test_a_powershell_command_goes_on_after_its_backticks(tmp_path):
     got, _ = read(tmp_path, text, "note.md")
     assert [(r.test, r.avg_ts, r.n_gpu_layers, r.n_threads, r.n_cpu_moe) for r in got] == [
         ("pp512", 234.2, 999, 6, 40), ("tg128", 14.05, 999, 6, 40)]
+
+
+def test_depths_as_columns_under_a_heading_that_names_the_test(tmp_path):
+    text = ("## Results (tg64 t/s per depth)\n\n| tree | commit | FA | @0 | @8K | @32K |\n"
+            "|---|---|---|---|---|---|\n| master | 1a2b3c4d5 | on | 41.20 | 38.75 | 30.02 |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.test, r.n_depth, r.avg_ts, r.build_commit, r.flash_attn) for r in got] == [
+        ("tg64", 0, 41.2, "1a2b3c4d5", 1), ("tg64 @ d8192", 8192, 38.75, "1a2b3c4d5", 1),
+        ("tg64 @ d32768", 32768, 30.02, "1a2b3c4d5", 1)]

@@ -395,3 +395,16 @@ def test_arrow_cells_with_a_unit_after_both_and_runs_named_by_the_header(tmp_pat
         ("graphs", 8, 1050.0, {"tok_per_s_per_user": 44.0}),
         ("eager", 32, 2210.0, {"tok_per_s_per_user": 30.5}),
         ("graphs", 32, 1980.0, {"tok_per_s_per_user": 33.9})]
+
+
+def test_runs_named_by_an_arrow_after_the_metric_and_one_figure_named_over_a_sweep(tmp_path):
+    text = ("| dataset | tok/s OFF -> ON | Δtok/s | median TPOT ms |\n|---|---|---|---|\n"
+            "| sharegpt | 2210 -> 2480 | +12.2% | 19.80 -> 17.95 |\n| **mean** | | +12.2% | |\n")
+    got = read_note(tmp_path, text, RUNS.format("output_throughput, median_tpot_ms"))
+    assert [tuple(r.values()) for r in got] == [("sharegpt OFF", 2210.0, 19.8),
+                                                ("sharegpt ON", 2480.0, 17.95)]
+    text = ("Throughput (tok/s, output):\n\n| Concurrency | main | PR | Delta |\n|---|---|---|---|\n"
+            "| 4 | 101.5 | 110.2 | +8.6% |\n| 64 (saturated) | ~980 | ~1010 | +3% |\n")
+    got = read_note(tmp_path, text, RUNS.format("max_concurrency, output_throughput"))
+    assert [tuple(r.values()) for r in got] == [
+        ("main", 4, 101.5), ("PR", 4, 110.2), ("main", 64, 980.0), ("PR", 64, 1010.0)]

@@ -484,6 +484,15 @@ def _results(t: Table, command: str | None = None, heading: str = ""
                     out.append((index, merged(labels, test, rate, _run(header[i], runs))))
         return out or None
     named = _heading_test(heading)
+    depths = {i: d for i, h in enumerate(header) if (d := _depth_header(h)) is not None}
+    if named is not None and len(depths) >= 2:          # depths as columns, the test over them
+        for index, row in t.body:
+            labels = _labels(header, row, skip=set(depths))
+            for i, depth in depths.items():
+                rate = _rate_at(row, header, i)
+                if rate is not None:
+                    out.append((index, merged(labels, {**named, "n_depth": depth}, rate)))
+        return out or None
     if rates and named is not None:                     # t/s columns, the test named over them
         for index, row in t.body:
             labels = _labels(header, row, skip=set(rates))
@@ -506,6 +515,15 @@ def _depth(row: list[str], column: int | None) -> int:
         return 0
     match = re.fullmatch(r"d?\s*(\d+)\s*([kK])?", cell_text(row[column]).replace(",", ""))
     return int(match.group(1)) * (1024 if match.group(2) else 1) if match else 0
+
+
+# A column of one depth's results (`@16K`, `d4096`, `@ d0`): llama-bench's `-d`, `K` 1,024.
+DEPTH_HEADER = re.compile(r"^(?:@\s*d?|d|depth\s*)(\d+)\s*([kK])?$", re.I)
+
+
+def _depth_header(header: str) -> int | None:
+    match = DEPTH_HEADER.match(cell_text(header).replace(",", ""))
+    return int(match.group(1)) * (1024 if match.group(2) else 1) if match else None
 
 
 def _heading_test(heading: str) -> dict[str, int] | None:

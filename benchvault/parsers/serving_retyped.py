@@ -35,7 +35,8 @@ from typing import Any
 import os
 
 from ..reading.tablecells import (ARROW_CELL, ARROW_NAMES, CELL_REMARK, DIFFERENCE, SLASH, Table,
-                                  arrow_side, cell_number, cell_text, cells, table)
+                                  arrow_names, arrow_side, cell_number, cell_text, cells,
+                                  table)
 from ..schemas.models import LatencyStat, ServingRun, fields_of
 from . import published_markdown
 from .base import Block, Parsed, Problem, claimed_table, half_unit
@@ -520,26 +521,54 @@ def _cell_runs(t: Table) -> list[Run] | None:
     return runs if any(len(run.cells) >= 2 for run in runs) else None
 
 
-def _before_after(found: list[Run]) -> list[Run]:
+def _runs_under_metric(t: Table, heading: str) -> list[Run] | None:
+    """A sweep whose columns are runs, the one figure they compare named over the table
+    (`Throughput (tok/s, output):` over `| Concurrency | Baseline | Fused | Delta |`): a run
+    per row and column; None when the heading names no measured figure, or a header does."""
+    named = meaning(heading.strip().rstrip(":：").strip()) if heading else None
+    if named is None or not named.measured or not t.header or not _swept(t) \
+            or any((m := meaning(h)) is not None and m.measured for h in t.header[1:]):
+        return None
+    columns = [c for c in range(1, len(t.header)) if not DIFFERENCE.search(t.header[c])
+               and _numeric([row[c] if c < len(row) else "" for _, row in t.body])]
+    runs = []
+    for index, row in t.body:
+        for c in columns:
+            if c < len(row) and row[c]:
+                runs.append(Run(t.header[c], [index], [(t.header[0], row[0], index),
+                                                       (heading, row[c], index)], named=True))
+    return runs or None
+
+
+def _before_after(found: list[Run], words: tuple[str, str] = ("before", "after")
+                  ) -> list[Run]:
     """Each run whose cells hold an arrow (`34.1 -> 34.3`) as the two runs it compares,
-    `before` and `after`, or as the headers name them (`TTFT (Triton → cutlass)`); a cell
-    without one belongs to both."""
+    `before` and `after` or as the headers name them (``words``); a cell without one belongs
+    to both."""
     out = []
     for run in found:
         sides = [ARROW_CELL.match(cell_text(text)) for _, text, _ in run.cells]
         if not any(sides):
             out.append(run)
             continue
-        named = {n.groups() for (name, _, _), m in zip(run.cells, sides)
-                 if m and (n := ARROW_NAMES.search(cell_text(name)))}
-        words = named.pop() if len(named) == 1 else ("before", "after")
         for side, word in zip(("before", "after"), words):
             out.append(Run(f"{run.label} {word}" if run.label else word, run.lines,
-                           [(ARROW_NAMES.sub("", name), arrow_side(m, side), index) if m
-                            else (name, text, index)
+                           [(name, arrow_side(m, side), index) if m else (name, text, index)
                             for (name, text, index), m in zip(run.cells, sides)], run.named,
                            run.group))
     return out
+
+
+def _arrow_header(t: Table) -> tuple[Table, tuple[str, str]]:
+    """The table with the run names a header's arrow gives (`TTFT (Triton → cutlass)`, `tok/s
+    OFF -> ON`) taken out of its headers, and those names (`before`, `after` when no header,
+    or headers that disagree, name them)."""
+    named = {n for h in t.header if (n := arrow_names(cell_text(h)))}
+    if not named:
+        return t, ("before", "after")
+    header = [ARROW_NAMES.sub("", cell_text(h)) if arrow_names(cell_text(h)) else h
+              for h in t.header]
+    return Table(header, t.body), (named.pop() if len(named) == 1 else ("before", "after"))
 
 
 def runs(lines: list[str], heading: str = "") -> list[Run] | None:
@@ -549,8 +578,10 @@ def runs(lines: list[str], heading: str = "") -> list[Run] | None:
     if t is None:
         return None
     stated = bool(heading and workload_in_prose((heading,)))
+    t, words = _arrow_header(t)
     found = _before_after(_grouped_row_runs(t) or _row_runs(t, stated) or _stat_row_runs(t)
-                          or _column_runs(t, stated) or _cell_runs(t) or [])
+                          or _column_runs(t, stated) or _cell_runs(t)
+                          or _runs_under_metric(t, heading) or [], words)
     if not found:
         return None
     # numbers under the metrics: at least two measured cells of one run read as numbers (one,

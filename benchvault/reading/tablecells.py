@@ -58,8 +58,17 @@ ARROW_CELL = re.compile(r"^(?P<before>[^>→⇒➜➡]*?\d[^>→⇒➜➡]*?)\s*
                         r"(?P<after>[-+−]?[\d.,]+[^\s(]*)"
                         r"(?:\s+(?P<unit>ms|s|secs?|seconds|us|µs|tok/s|t/s|tokens?/s|req/s|rps|qps|tps))?"
                         r"(?:\s*\(?[-+−±]?\s*\d[\d.]*\s*[%x×]\)?)?$")
-# The two runs a header's arrow names (`mean TTFT (Triton → cutlass)`).
-ARROW_NAMES = re.compile(r"\s*\(\s*([^()]+?)\s*" + ARROWS + r"\s*([^()]+?)\s*\)")
+# The two runs a header's arrow names (`mean TTFT (Triton → cutlass)`, `tok/s OFF -> ON`).
+ARROW_NAMES = re.compile(r"\s*\(\s*([^()]+?)\s*" + ARROWS + r"\s*([^()]+?)\s*\)"
+                         r"|\s+([A-Za-z][\w.-]*)\s*" + ARROWS + r"\s*([A-Za-z][\w.-]*)\s*$")
+
+
+def arrow_names(header: str) -> tuple[str, str] | None:
+    """The two runs a header's arrow names, None when it names none."""
+    match = ARROW_NAMES.search(header)
+    if match is None:
+        return None
+    return (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
 
 
 def arrow_side(match: re.Match[str], side: str) -> str:
