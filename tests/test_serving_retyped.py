@@ -401,10 +401,17 @@ def test_runs_named_by_an_arrow_after_the_metric_and_one_figure_named_over_a_swe
     text = ("| dataset | tok/s OFF -> ON | Δtok/s | median TPOT ms |\n|---|---|---|---|\n"
             "| sharegpt | 2210 -> 2480 | +12.2% | 19.80 -> 17.95 |\n| **mean** | | +12.2% | |\n")
     got = read_note(tmp_path, text, RUNS.format("output_throughput, median_tpot_ms"))
-    assert [tuple(r.values()) for r in got] == [("sharegpt OFF", 2210.0, 19.8),
-                                                ("sharegpt ON", 2480.0, 17.95)]
+    assert [tuple(r.values()) for r in got] == [("OFF", 2210.0, 19.8), ("ON", 2480.0, 17.95)]
     text = ("Throughput (tok/s, output):\n\n| Concurrency | main | PR | Delta |\n|---|---|---|---|\n"
             "| 4 | 101.5 | 110.2 | +8.6% |\n| 64 (saturated) | ~980 | ~1010 | +3% |\n")
     got = read_note(tmp_path, text, RUNS.format("max_concurrency, output_throughput"))
     assert [tuple(r.values()) for r in got] == [
         ("main", 4, 101.5), ("PR", 4, 110.2), ("main", 64, 980.0), ("PR", 64, 1010.0)]
+
+
+def test_a_dataset_column_and_the_requests_per_run_the_prose_states(tmp_path):
+    text = ("Each arm ran 300 requests per run.\n\n| dataset | tok/s OFF -> ON | median TPOT ms |\n"
+            "|---|---|---|\n| sharegpt | 2210 -> 2480 | 19.80 -> 17.95 |\n")
+    got = read_note(tmp_path, text, RUNS.format("dataset_name, num_prompts, output_throughput"))
+    assert [tuple(r.values()) for r in got] == [("OFF", "sharegpt", 300, 2210.0),
+                                                ("ON", "sharegpt", 300, 2480.0)]

@@ -245,6 +245,7 @@ PROSE_WORKLOAD = (
     (re.compile(r"(?<![\w.,])(\d{1,7})\s+input(?:\s+tokens?)?\s*[,/]\s*(\d{1,7})\s+output\b", re.I),
      ("random_input_len", "random_output_len")),
     (re.compile(r"\bnum[_ -]?prompts\s*[=:：]\s*" + _N + r"|(?<![\w.,])(\d{1,7})\s+prompts\b"
+                + r"|(?<![\w.,])(\d{1,7})\s+requests\s+(?:per|each|in\s+each)\s+run\b"
                 + r"|请求数量\s*[=:：]\s*" + _N, re.I), ("num_prompts",)),
     (re.compile(r"\b(?:max[_ ])?conc(?:urrency)?(?:\s+level)?\s*(?:[=:：]|of)?\s*" + _N, re.I),
      ("max_concurrency",)),

@@ -98,7 +98,10 @@ SETTINGS = (
      "total_output_tokens_retokenized"),
     (re.compile(r"^total\s*(?:generated|output)\s*tokens\b"), "total_output_tokens"),
 )
-TEXT_COLUMNS = {"model": "model", "model/quant": "model", "model name": "model"}
+# Columns whose cells are words, not figures: a run's model, its dataset.
+TEXT_VALUES = {"model", "dataset_name"}
+TEXT_COLUMNS = {"model": "model", "model/quant": "model", "model name": "model",
+                "dataset": "dataset_name", "dataset name": "dataset_name"}
 # A setting's cell may name itself: `c=16`, `bs = 8`.
 NAMED_CELL = re.compile(r"^[A-Za-z_]+\s*[=:]\s*(?=[\d.])")
 # A cell that says "no value" on purpose.
@@ -297,7 +300,8 @@ class Run:
 
 
 def _numeric(texts: list[str]) -> bool:
-    return any(number(t)[0] is not None for t in texts if t)
+    """Some of ``texts`` are figures (or two, around an arrow: `2210 -> 2480`)."""
+    return any(number(t)[0] is not None or ARROW_CELL.match(cell_text(t)) for t in texts if t)
 
 
 def _row_runs(t: Table, stated: bool = False) -> list[Run] | None:
@@ -460,7 +464,8 @@ def _names_its_row(head: str, cell: str) -> bool:
     or a setting such as `Concurrency` whose cell was garbled: a warning, not a name); a cell
     that names its setting (`Concurrency 64`) is a name too."""
     m = meaning(head)
-    return m is None or m.column is None or m.column != "model" and bool(_label_settings(cell)[0])
+    return m is None or m.column is None or m.column not in TEXT_VALUES \
+        and bool(_label_settings(cell)[0])
 
 
 def _column_runs(t: Table, stated: bool = False) -> list[Run] | None:
@@ -707,7 +712,7 @@ def _read(run: Run, block: Block, problems: list[tuple[int, str]]
         if m is None:
             continue
         line = block.line_start + index
-        if m.column == "model":
+        if m.column in TEXT_VALUES:
             values[m.column] = text
             continue
         if m.column in OUT_OF and (part := OUT_OF_CELL.match(cell_text(text))):
