@@ -51,7 +51,7 @@ from ..reading.brackets import nesting
 from .base import Block, BlockFormat, BlockParseError, Context, Parsed, Problem, half_unit
 from .grammar import finite
 from ..reading.cmdline import parse_command
-from .runcontext import BARE_MODEL_RE
+from .runcontext import models_named
 
 # `build/bin/llama-bench -fa 1`, `./llama-bench`, `llama-bench.exe -m x`; not a prose mention
 # (`llama-bench:`), a source path (`tools/llama-bench/llama-bench.cpp`) or `# llama-bench`.
@@ -470,8 +470,11 @@ PROSE_CPU = re.compile(
     r"\d{3,4}[A-Z]{0,3}\d?(?:\s?X3D)?|(?:Intel\s+)?(?:Core\s+)?i[3579]-\d{4,5}[A-Z]{0,3}"
     r"|(?:Intel\s+)?Core\s+Ultra\s+(?:\d\s+)?\d{3}[A-Z]{0,2}|(?:Intel\s+)?Xeon\s+\w+\s+\d{4}[A-Z]?"
     r"|EPYC\s+\d{4}[A-Z]?)(?![\w-])")
-FILE_QUANT = re.compile(r"(?<![A-Za-z0-9])(I?Q\d_(?:[A-Z0-9]+_?)*[A-Z0-9]|BF16|F16|MXFP4)"
-                        r"(?=[-.]|$)", re.I)
+# A model file's quantization written in its name (`Qwen3.8-27B IQ3_S`, `UD-Q2_K_XL`, `BF16`).
+QUANT_WORD = re.compile(r"(?<![A-Za-z0-9])(?:UD-)?(?P<quant>I?Q\d(?:_[A-Z0-9]+)*|TQ\d_\d|BF16|F16"
+                        r"|F32|MXFP4(?:_MOE)?|NVFP4)(?![A-Za-z0-9])")
+# ...in a file's name, in any case (`aurora-v8-q8_0.gguf`)
+QUANT_IN_NAME = re.compile(QUANT_WORD.pattern, re.I)
 VENDOR_WORDS = re.compile(r"\b(?:NVIDIA|GeForce|AMD|Radeon|Intel)\s+", re.I)
 PROSE_GFX = re.compile(r"(?<![\w-])(gfx\d{3,4}[a-z]?)(?![\w-])")
 # A quantization named in words (`Q4_K_M`, `UD-Q4_K_XL`, `MXFP4`), not in a file's name.
@@ -516,8 +519,8 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
     for match in MODEL_FLAG.finditer(text):      # (`llama-server -m x.gguf` quoted in prose)
         name = match.group(1).strip("'\"`")
         state("model_filename", name)
-        if quant := FILE_QUANT.search(name):         # (`...-Q5_K_M.gguf`)
-            state("model_ftype", quant.group(1).upper())
+        if quant := QUANT_IN_NAME.search(name):      # (`...-Q5_K_M.gguf`)
+            state("model_ftype", quant.group("quant").upper())
     for line in lines:
         if model := PROSE_MODEL.match(line):
             state("model_type", model.group(1).strip().strip("*` "))
@@ -530,8 +533,7 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
                 digits = re.sub(r"\D", "", arch) if arch.lower().startswith("sm") else None
                 state("gpu_arch", f"{digits[:-1]}.{digits[-1]}" if digits else arch)
     if "model_type" not in stated:      # (`## Qwen3-30B-A3B via hybrid offload`: one name)
-        names = {m.group(1) for m in BARE_MODEL_RE.finditer(text)
-                 if not m.group(1).lower().endswith(".gguf")}
+        names = models_named(text)
         if len(names) == 1:
             state("model_type", names.pop())
     for match in PROSE_RADEON.finditer(text):     # (`gfx1151 (Radeon 8060S)`)

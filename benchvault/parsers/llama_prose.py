@@ -29,8 +29,8 @@ from . import grammar
 from .base import Block, BlockFormat, Parsed, Problem, own_lines
 from .grammar import ColumnTransformer, figure, flatten
 from .llama_bench import run_context
-from .llama_retyped import BARE_TESTS, add_result, bare_test, merged, test_of
-from .runcontext import BARE_MODEL_RE
+from .llama_retyped import add_result, bare_kind, bare_test, merged, test_of
+from .runcontext import models_named
 
 _KIND = (r"(?:(?:pp|tg)(?:\d+|\s\d+(?=\s*[:=]))(?:\s?\+\s?tg\d+)?(?:\s*@?\s*d\d+)?|pp|tg"
          r"|prompt\s+processing|prompt\s+eval(?:uation)?|token\s+generation|text\s+generation"
@@ -42,6 +42,7 @@ _ITEM = (rf"{_KIND}\s*[:=]?\s*{_NUMBER}(?:\s*(?:±|\+/-)\s*{_NUMBER})?"
          rf"|tokens?\s+per\s+second)(?:\s*\([^()]*\))?")
 # A line of the block: speeds and nothing else (prose around a speed is no such line).
 LINE = re.compile(rf"^\s*{_ITEM}(?:\s*[,;|]\s*{_ITEM})*\s*$", re.I)
+PROMPT_EVALUATION = re.compile(r"^prompt\s+evaluation", re.I)
 # The kinds only llama.cpp's people write: a block needs one of them.
 LLAMA_KIND = re.compile(r"^(?:pp|tg|prompt\s+processing|prompt\s+eval|token\s+generation"
                         r"|text\s+generation)", re.I)
@@ -73,9 +74,9 @@ def _test(kind: str, command: str | None) -> dict[str, Any]:
     named = test_of(kind)
     if named is not None and re.search(r"\d", kind):
         return named
-    word = re.sub(r"\s+(?:speed|rate|throughput)$", "", kind.lower())
-    word = "prompt eval" if word.startswith("prompt eval") else word
-    return bare_test(BARE_TESTS.get(word, "pp" if word.startswith("pp") else "tg"), command)
+    found = bare_kind(PROMPT_EVALUATION.sub("prompt eval", kind))
+    return bare_test(found[0] if found else "pp" if kind.lower().startswith("pp") else "tg",
+                     command)
 
 
 def _own(line: str) -> str | None:
@@ -108,8 +109,7 @@ def build(block: Block) -> list[Parsed | Problem]:
     # (the latest prose line that names one model names theirs: `Qwen3.6 35B: https://...`
     # above each pair of speeds; Context.prose holds a note's `Label: value` lines first)
     for line in reversed(block.context.prose):
-        named = {m.group(1) for m in BARE_MODEL_RE.finditer(line)
-                 if not m.group(1).lower().endswith(".gguf")}
+        named = models_named(line)
         if named:
             if len(named) == 1:
                 shared["model_type"] = model = named.pop()

@@ -40,8 +40,8 @@ from ..schemas.llama_bench import LlamaBenchResult
 from .base import Block, Parsed, Problem, claimed_table
 from .grammar import snake_name
 from .llama_bench import (BACKENDS, CELL_FLAG, COLUMN_FIELDS, COUNT_FACTORS, FIELDS, FLAG_FIELDS,
-                          HEADER_RE, SIZE_FACTORS, build_from, model_parts, run_context,
-                          test_name, typed)
+                          HEADER_RE, QUANT_IN_NAME, QUANT_WORD, SIZE_FACTORS, build_from,
+                          model_parts, run_context, test_name, typed)
 
 # A test as llama-bench names it, anywhere in a header or a cell: `pp512`, `tg 128`,
 # `pp512+tg128`, `pp512 @ d4096`; retyped, its size in brackets (`PP (512)`).
@@ -92,11 +92,6 @@ COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
 # hex digits and letters both, or llama.cpp's release tag.
 NAMED_BUILD = re.compile(r"(?<![\w.-])(?:(?P<commit>(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,12})"
                          r"|b(?P<number>\d{4,5}))(?![\w.-])")
-# A model file's quantization written in its name (`Qwen3.8-27B IQ3_S`, `UD-Q2_K_XL`, `BF16`).
-QUANT_WORD = re.compile(r"(?<![A-Za-z0-9])(?:UD-)?(?P<quant>I?Q\d(?:_[A-Z0-9]+)*|TQ\d_\d|BF16|F16"
-                        r"|F32|MXFP4(?:_MOE)?|NVFP4)(?![A-Za-z0-9])")
-# ...in a file's name, in any case (`aurora-v8-q8_0.gguf`)
-QUANT_IN_NAME = re.compile(QUANT_WORD.pattern, re.I)
 BUILD_TAG = re.compile(r"^b(\d{3,5})(?:\s*[(\[][^()\[\]]*[)\]])?$", re.I)   # `b10964 (old)`
 # ...and in a Build column, a bare `10472` too (a commit has letters, or 7 digits at least)
 BUILD_NUMBER = re.compile(r"^b?(\d{3,5})(?:\s*[(\[][^()\[\]]*[)\]])?$", re.I)
@@ -139,7 +134,7 @@ def bare_test(kind: str, command: str | None) -> dict[str, int | None]:
             "n_depth": 0}
 
 
-def _bare_kind(header: str) -> tuple[str, str] | None:
+def bare_kind(header: str) -> tuple[str, str] | None:
     """(kind, run) of a header that names a test's kind but not its size, alone (`PP (t/s)`)
     or after a run's name (`CPU PP`: the run `CPU`); None for any other header."""
     name = KIND_SUFFIX.sub("", _run_name(header))
@@ -401,7 +396,7 @@ def _results(t: Table, command: str | None = None, heading: str = ""
     kinds_named = not tests
     guessed = None          # the one bare t/s column read as generation
     if not tests:       # `| GPU | PP (t/s) | TG (t/s) |`: both kinds, or it is no such table
-        kinds = {i: _bare_kind(h) for i, h in enumerate(header)}
+        kinds = {i: bare_kind(h) for i, h in enumerate(header)}
         kinds = {i: kind for i, kind in kinds.items() if kind}
         found_kinds = {kind for kind, _ in kinds.values()}
         bare = [i for i, h in enumerate(header) if BARE_RATE.match(cell_text(h))]
@@ -443,7 +438,7 @@ def _results(t: Table, command: str | None = None, heading: str = ""
                      and all(c < len(row) and test_of(row[c]) for _, row in t.body)), 0)
     first = [test_of(row[named_at]) if len(row) > named_at else None for _, row in t.body]
     if first and not all(first):        # (rows named by kind alone: `Prompt processing`)
-        kinds = [_bare_kind(DEPTH_SUFFIX.sub("", row[0])) if row else None for _, row in t.body]
+        kinds = [bare_kind(DEPTH_SUFFIX.sub("", row[0])) if row else None for _, row in t.body]
         kinds = [k if k and not k[1] else None for k in kinds]
         if {k[0] for k in kinds if k} | {"pp" if f["n_prompt"] else "tg"
                                          for f in first if f} == {"pp", "tg"}:
@@ -509,21 +504,26 @@ DEPTH = re.compile(r"^(?:n_depth|depth|context depth|ctx depth|kv depth|prefille
                    re.I)
 
 
-def _depth(row: list[str], column: int | None) -> int:
-    """The depth a row's depth cell gives (`4096`, `d4096`, `4k`), 0 for none."""
-    if column is None or column >= len(row):
-        return 0
-    match = re.fullmatch(r"d?\s*(\d+)\s*([kK])?", cell_text(row[column]).replace(",", ""))
-    return int(match.group(1)) * (1024 if match.group(2) else 1) if match else 0
-
-
-# A column of one depth's results (`@16K`, `d4096`, `@ d0`): llama-bench's `-d`, `K` 1,024.
+# A depth as a cell writes it (`4096`, `d4096`, `4k`), and as a column of one depth's results
+# is headed (`@16K`, `d4096`, `@ d0`): llama-bench's `-d`, its `K` 1,024.
+DEPTH_CELL = re.compile(r"^d?\s*(\d+)\s*([kK])?$")
 DEPTH_HEADER = re.compile(r"^(?:@\s*d?|d|depth\s*)(\d+)\s*([kK])?$", re.I)
 
 
-def _depth_header(header: str) -> int | None:
-    match = DEPTH_HEADER.match(cell_text(header).replace(",", ""))
+def _depth_in(pattern: re.Pattern[str], text: str) -> int | None:
+    match = pattern.match(cell_text(text).replace(",", ""))
     return int(match.group(1)) * (1024 if match.group(2) else 1) if match else None
+
+
+def _depth(row: list[str], column: int | None) -> int:
+    """The depth a row's depth cell gives, 0 for none."""
+    if column is None or column >= len(row):
+        return 0
+    return _depth_in(DEPTH_CELL, row[column]) or 0
+
+
+def _depth_header(header: str) -> int | None:
+    return _depth_in(DEPTH_HEADER, header)
 
 
 def _heading_test(heading: str) -> dict[str, int] | None:

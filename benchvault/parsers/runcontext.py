@@ -214,6 +214,13 @@ BARE_MODEL_RE = re.compile(
     r"(?![\w/-])", re.I)
 
 
+def models_named(text: str) -> set[str]:
+    """The models ``text`` names without their organisation (BARE_MODEL_RE), not a `.gguf`
+    file's name."""
+    return {m.group(1) for m in BARE_MODEL_RE.finditer(text)
+            if not m.group(1).lower().endswith(".gguf")}
+
+
 @lru_cache(maxsize=1024)      # (a note's prose, asked for every run under it)
 def model_in_prose(lines: tuple[str, ...]) -> str | None:
     """The one hub model id a note's prose names, else the one model it names without its
@@ -221,8 +228,7 @@ def model_in_prose(lines: tuple[str, ...]) -> str | None:
     found = {m.group(1).rstrip(".") for line in lines for m in HUB_MODEL_RE.finditer(line)}
     if found:
         return found.pop() if len(found) == 1 else None
-    bare = {m.group(1) for line in lines for m in BARE_MODEL_RE.finditer(line)
-            if not m.group(1).lower().endswith(".gguf")}
+    bare = {name for line in lines for name in models_named(line)}
     return bare.pop() if len(bare) == 1 else None
 
 

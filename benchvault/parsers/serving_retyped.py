@@ -568,11 +568,11 @@ def _arrow_header(t: Table) -> tuple[Table, tuple[str, str]]:
     """The table with the run names a header's arrow gives (`TTFT (Triton → cutlass)`, `tok/s
     OFF -> ON`) taken out of its headers, and those names (`before`, `after` when no header,
     or headers that disagree, name them)."""
-    named = {n for h in t.header if (n := arrow_names(cell_text(h)))}
+    names = [arrow_names(cell_text(h)) for h in t.header]
+    named = {n for n in names if n}
     if not named:
         return t, ("before", "after")
-    header = [ARROW_NAMES.sub("", cell_text(h)) if arrow_names(cell_text(h)) else h
-              for h in t.header]
+    header = [ARROW_NAMES.sub("", cell_text(h)) if n else h for h, n in zip(t.header, names)]
     return Table(header, t.body), (named.pop() if len(named) == 1 else ("before", "after"))
 
 

@@ -1429,10 +1429,6 @@ class Segmenter:
         yield from (WrapCut(*cut) for cut in self.wrap_cuts)
         if ended is not None:
             yield ended
-        if block is not None:
-            if block.format.end is None:
-                block.complete = True
-                yield block
-            else:
-                yield _unclosed(block) or _cut_short(block) or \
-                    Truncated(block.format, block.lines, block.line_start, block.line_end)
+        if block is not None:       # (one with an end line was closed at the input's end)
+            block.complete = True
+            yield block

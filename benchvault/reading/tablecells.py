@@ -76,6 +76,8 @@ def arrow_side(match: re.Match[str], side: str) -> str:
     text = match.group(side)
     unit = match.group("unit")
     return f"{text} {unit}" if unit and not re.search(r"[A-Za-zµ]", text) else text
+
+
 # The `/` between figures written together in one cell (`120.5 / 301.2`) or names in a header.
 SLASH = re.compile(r"\s*/\s*")
 
