@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from benchvault.ingest.pipeline import expand_paths, ingest_paths
 from benchvault.schemas.store import connect
@@ -16,6 +17,13 @@ from benchvault.schemas.store import connect
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 SEEDS = FIXTURES / "seeds"
+
+# Property tests draw the same examples on every run, so a failure is one that can be run again
+# and the suite's verdict never depends on luck; HYPOTHESIS_PROFILE=explore draws new ones, and
+# bench/fuzz_campaign.py explores at length.
+settings.register_profile("same", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "same"))
 
 
 @pytest.fixture(scope="session", autouse=True)

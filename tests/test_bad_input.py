@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from benchvault.ingest import find as files_module
 from benchvault.cli import app
 from benchvault.errors import ExitCode
+from benchvault.reading.tablecells import arrow_cell
 from conftest import SEEDS, ingest_into, rows
 
 MI300X = (SEEDS / "mi300x_llama70b_tp-pp_specdecode.md").read_text()
@@ -388,3 +389,21 @@ def test_a_value_flag_without_its_value_is_no_value(tmp_path):
     ingest_into(tmp_path / "w.db", note)
     (run,) = rows(tmp_path / "w.db", "SELECT model, backend, duration FROM serving_runs")
     assert run == {"model": None, "backend": "vllm", "duration": 63.81}
+
+
+def test_a_command_of_a_million_characters_is_split_on_spaces(tmp_path):
+    # A command line glued to a megabyte of junk (a binary pasted into the terminal): its
+    # words are read by spaces, and the run keeps its flags.
+    note = tmp_path / "glued-command.txt"
+    note.write_text("vllm bench serve --backend vllm --max-concurrency 8 "
+                    + "x" * 1_000_000 + "\n" + ONE_BLOCK)
+    ingest_into(tmp_path / "w.db", note)
+    (run,) = rows(tmp_path / "w.db", "SELECT backend, max_concurrency, duration FROM serving_runs")
+    assert run == {"backend": "vllm", "max_concurrency": 8, "duration": 63.81}
+
+
+def test_a_long_cell_is_no_pair_of_figures_around_an_arrow():
+    assert arrow_cell("3388 → 3265 ms").group("before", "after", "unit") == ("3388", "3265", "ms")
+    # thousands of digits and an arrow: text, not two runs' figures
+    assert arrow_cell("1" * 5000 + " -> 2") is None
+    assert arrow_cell("1 " * 3000) is None

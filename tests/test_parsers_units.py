@@ -23,6 +23,11 @@ def test_namespace_values():
     assert ns["j"] == -0.0015 and ns["k"] == "it's"
 
 
+def test_a_dict_as_a_key_is_a_key_of_text():
+    # Not Python, but a garbled Namespace can hold one; JSON keys are text.
+    assert parse_namespace("Namespace(a={{1: 2}: 3})") == {"a": {'{"1": 2}': 3}}
+
+
 def test_non_default_args_dict():
     args = parse_value("{'model_tag': 'm', 'tensor_parallel_size': 2, 'enforce_eager': True}")
     assert args == {"model_tag": "m", "tensor_parallel_size": 2, "enforce_eager": True}

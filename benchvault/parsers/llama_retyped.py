@@ -34,7 +34,7 @@ from typing import Any, Iterable
 
 from pydantic import ValidationError
 
-from ..reading.tablecells import (ARROW_CELL, ARROWS, CELL_REMARK, DIFFERENCE, SLASH, Table,
+from ..reading.tablecells import (ARROWS, CELL_REMARK, DIFFERENCE, SLASH, Table, arrow_cell,
                                   cell_number, cell_text, table)
 from ..schemas.llama_bench import LlamaBenchResult
 from .base import Block, Parsed, Problem, claimed_table
@@ -329,7 +329,7 @@ def _split_arrows(t: Table) -> Table:
     header, body = list(t.header), [(i, list(row)) for i, row in t.body]
     for c in reversed(range(1, len(header))):
         cells = [cell_text(row[c]) if c < len(row) else "" for _, row in body]
-        sides = [ARROW_CELL.match(text) for text in cells]
+        sides = [arrow_cell(text) for text in cells]
         if not any(sides) or any(not m and re.search(r"\d", text) for m, text in zip(sides, cells)):
             continue
         named = ARROW_HEADER.match(cell_text(header[c]))
@@ -552,10 +552,19 @@ def _run(header: str, columns: list[int]) -> dict[str, Any]:
             **({"model_ftype": quant.group("quant")} if quant else {})}
 
 
-def _flag_values(cell: str) -> dict[str, Any]:
-    """The settings a label cell states as llama-bench's flags (`-ngl 99 -ncmoe 48`)."""
+# A column of llama-bench's settings (`Flags`, `Params`), which may drop the dashes: `fa=1 b=256`.
+FLAGS_HEADER = re.compile(r"^(?:flags?|params?|parameters|options?|settings?|args?|arguments)$", re.I)
+UNDASHED_FLAG = re.compile(r"(?:^|[\s,;(])(?P<flag>[a-z][\w-]*)=(?P<value>[^\s,;()`-][^\s,;()`]*)")
+
+
+def _flag_values(cell: str, header: str = "") -> dict[str, Any]:
+    """The settings a label cell states as llama-bench's flags (`-ngl 99 -ncmoe 48`; under a
+    header that names flags, `fa=1 b=256` too)."""
     out: dict[str, Any] = {"_unread": []}
-    for match in CELL_FLAG.finditer(cell_text(cell)):
+    flags = [*CELL_FLAG.finditer(cell_text(cell))]
+    if FLAGS_HEADER.match(cell_text(header)):
+        flags += UNDASHED_FLAG.finditer(cell_text(cell))
+    for match in flags:
         flag, value = match.group("flag"), match.group("value")
         field = FLAG_FIELDS.get(flag.replace("-", "_"))
         if field is not None:
@@ -572,7 +581,7 @@ def _labels(header: list[str], row: list[str], skip: set[int]) -> dict[str, Any]
         if i in skip or i >= len(row) or DIFFERENCE.search(cell_text(name)) \
                 or _is_spread(header, i) and (i - 1 in skip):
             continue
-        flagged = _flag_values(row[i])
+        flagged = _flag_values(row[i], name)
         values.setdefault("_unread", []).extend(flagged.pop("_unread"))
         for field, value in flagged.items():
             values.setdefault(field, value)

@@ -34,7 +34,7 @@ from typing import Any
 
 import os
 
-from ..reading.tablecells import (ARROW_CELL, ARROW_NAMES, CELL_REMARK, DIFFERENCE, SLASH, Table,
+from ..reading.tablecells import (ARROW_NAMES, CELL_REMARK, DIFFERENCE, SLASH, Table, arrow_cell,
                                   arrow_names, arrow_side, cell_number, cell_text, cells,
                                   table)
 from ..schemas.models import LatencyStat, ServingRun, fields_of
@@ -301,7 +301,7 @@ class Run:
 
 def _numeric(texts: list[str]) -> bool:
     """Some of ``texts`` are figures (or two, around an arrow: `2210 -> 2480`)."""
-    return any(number(t)[0] is not None or ARROW_CELL.match(cell_text(t)) for t in texts if t)
+    return any(number(t)[0] is not None or arrow_cell(cell_text(t)) for t in texts if t)
 
 
 def _row_runs(t: Table, stated: bool = False) -> list[Run] | None:
@@ -552,7 +552,7 @@ def _before_after(found: list[Run], words: tuple[str, str] = ("before", "after")
     to both."""
     out = []
     for run in found:
-        sides = [ARROW_CELL.match(cell_text(text)) for _, text, _ in run.cells]
+        sides = [arrow_cell(cell_text(text)) for _, text, _ in run.cells]
         if not any(sides):
             out.append(run)
             continue

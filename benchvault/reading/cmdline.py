@@ -41,10 +41,16 @@ def flag_name(token: str) -> str:
     return token.lstrip("-").replace("-", "_")
 
 
+LONGEST_SHELL_LINE = 20_000
+
+
 @functools.lru_cache(maxsize=1024)
 def _tokens(text: str) -> tuple[str, ...]:
     """The shell words of ``text`` (kept for the texts seen last: a sweep repeats its command
     for every run, and shlex reads a character at a time)."""
+    if len(text) > LONGEST_SHELL_LINE:
+        # shlex takes seconds on a line of a million characters; no command is that long.
+        return tuple(t.strip("'\"") for t in text.split())
     try:
         return tuple(shlex.split(text, comments=False, posix=True))
     except ValueError:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
 from typing import Any
@@ -94,6 +95,8 @@ def _key(key: Any) -> Any:
     # JSON object keys must be strings: tuples such as (256, 256, 1) become "256,256,1".
     if isinstance(key, list):
         return ",".join(str(k) for k in key)
+    if isinstance(key, dict):       # (not Python, but a hand-edited or garbled Namespace)
+        return json.dumps(key, sort_keys=True)
     return key
 
 

@@ -63,6 +63,15 @@ ARROW_NAMES = re.compile(r"\s*\(\s*([^()]+?)\s*" + ARROWS + r"\s*([^()]+?)\s*\)"
                          r"|\s+([A-Za-z][\w.-]*)\s*" + ARROWS + r"\s*([A-Za-z][\w.-]*)\s*$")
 
 
+LONGEST_ARROW_CELL = 120
+
+
+def arrow_cell(text: str) -> re.Match[str] | None:
+    """ARROW_CELL's match of a cell, None for a long one: two figures and an arrow are short,
+    and the pattern's lazy runs take quadratic time on a cell thousands of characters long."""
+    return ARROW_CELL.match(text) if len(text) <= LONGEST_ARROW_CELL else None
+
+
 def arrow_names(header: str) -> tuple[str, str] | None:
     """The two runs a header's arrow names, None when it names none."""
     match = ARROW_NAMES.search(header)
