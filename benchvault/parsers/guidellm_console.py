@@ -63,7 +63,7 @@ from ..schemas.models import INCOMPLETE, LatencyStat, ServingRun, fields_of
 from . import grammar
 from .base import Block, BlockFormat, BlockParseError, Context, Parsed, Problem, half_unit
 from .grammar import ColumnTransformer, flatten
-from .runcontext import infer_engine
+from .runcontext import infer_engine, workload_in_prose
 from ..reading.cmdline import parse_command
 
 COMMANDS = {"guidellm": re.compile(r"\bguidellm\s+(?:benchmark|run)\b")}
@@ -536,8 +536,18 @@ def run_context(context: Context, metadata: dict[str, str]) -> dict[str, Any]:
             for flag in flags:
                 if isinstance(args.get(flag), str):
                     found.setdefault(column, args[flag])
+        data = args.get("data")
+        for column, key in (("random_input_len", "prompt_tokens"),
+                            ("random_output_len", "output_tokens")):
+            # (`--data "prompt_tokens=256,output_tokens=128"`, or the same as JSON)
+            if isinstance(data, str) and (match := re.search(rf"\b{key}\W{{1,3}}(\d+)", data)):
+                found[column] = int(match.group(1))
     if metadata.get("Run id"):
         found["run_id"] = metadata["Run id"]
+    # (`### Raw Test 1: 128 prompt / 128 output tokens`: a workload the note states once)
+    for key, value in workload_in_prose((*context.section, *context.prose)).items():
+        if key in ("random_input_len", "random_output_len"):
+            found.setdefault(key, value)
     return found
 
 
@@ -798,8 +808,10 @@ def _parsed(block: Block, context: dict[str, Any], bench: Benchmark,
         if context.get(key):
             extra[key] = context[key]
     model = context.get("model")
+    lengths = {k: context[k] for k in ("random_input_len", "random_output_len")
+               if k in context and k not in bench.values}
     row = ServingRun(
-        **bench.values, model=model, backend=context.get("backend"),
+        **bench.values, **lengths, model=model, backend=context.get("backend"),
         command=context.get("command"), extra=extra or None,
         tags=block.context.tags or None, format=FORMAT.name,
         section=block.context.section_text, label=label,

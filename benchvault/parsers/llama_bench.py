@@ -35,6 +35,7 @@ else they are a warning.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field as dc_field, replace
 from functools import lru_cache
@@ -275,13 +276,30 @@ def model_parts(model_type: str | None) -> dict[str, Any]:
 
 
 def loose(value: str) -> Any:
-    """An unknown column's cell: a number when it is one."""
+    """An unknown column's cell: a number when it is one (not a commit such as `982e3472`,
+    which reads as a float too large to be one)."""
     text = value.strip()
     if re.fullmatch(r"[-+]?\d+", text):
         return int(text)
-    if NUMBER_RE.fullmatch(text):
+    if NUMBER_RE.fullmatch(text) and math.isfinite(float(text)):
         return float(text)
     return text
+
+
+# A column a table's writer added for the build (`| llama.cpp | model | ... |` over `982e3472`).
+BUILD_COLUMN = re.compile(r"^(?:build|commit|llama\.?cpp(?:\s+(?:build|commit|version))?)$", re.I)
+COMMIT_CELL = re.compile(r"^(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}$")
+BUILD_NUMBER_CELL = re.compile(r"^b?(\d{3,5})$")
+
+
+def build_cell(text: str) -> dict[str, Any]:
+    """The build a build column's cell names: `982e3472`, `b5600`, `6d7f1117 (5678)`."""
+    text = text.strip().strip("`")
+    if COMMIT_CELL.match(text):
+        return {"build_commit": text}
+    if number := BUILD_NUMBER_CELL.match(text):
+        return {"build_number": int(number.group(1))}
+    return build_from(text)
 
 
 def ts_halves(cell: str) -> dict[str, float]:
@@ -310,6 +328,9 @@ def row_values(header: list[str], cells: list[str],
         rule = CELL_RULES.get(field)
         if field == "model_type":
             values.update(model_parts(cell), model_type=cell or None)
+            continue
+        if rule is None and BUILD_COLUMN.match(name.strip()) and (built := build_cell(cell)):
+            values.update(built)
             continue
         if rule is None and (field not in FIELDS or field in ("id", "extra", "env")):
             # under llama-bench's field name when the header is a known display name
@@ -609,8 +630,8 @@ HEADER_REST = re.compile(r"^\s*[^|\s\d][^|\d]*\|(?:[^|\d]*\|)*\s*$")
 # Its numbers are taken as printed, not checked: a row with one unreadable number is still a
 # row (that value a warning, llama_bench.build), and must not leave the rows after it to
 # another format.  Size and params hold a digit; t/s is two words around `±`.
-DATA_ROW = (r"^\s*\|?\s*[^|\s][^|]*\|\s*[^|\s]*\d[^|\s]*\s*(?:[KMGT]i)?B\s*\|"
-            r"\s*[^|\s]*\d[^|\s]*\s*[KMBT]\s*\|(?:[^|]*\|)*?\s*[^|\s]+\s*"
+DATA_ROW = (r"^\s*\|?\s*[^|\s][^|]*\|\s*(?=[^|\s]*\d)[^|\s]+\s*(?:[KMGT]i)?B\s*\|"
+            r"\s*(?=[^|\s]*\d)[^|\s]+\s*[KMBT]\s*\|(?:[^|]*\|)*?\s*[^|\s]+\s*"
             r"(?:±|Â±)\s*[^|\s]+\s*\|?\s*$")
 DATA_ROW_RE = re.compile(DATA_ROW)
 RULE_CELL = re.compile(r"^:?-+:?$")

@@ -216,10 +216,14 @@ def _test_run(header: str) -> str:
     return "" if not words or NOT_A_RUN.match(words) or SPREAD.search(words) else words
 
 
+VERSION_AFTER = re.compile(r"(?<=[a-z])\d+(?:\.\d+)*$")
+
+
 def _named_backend(name: str) -> str | None:
     """The backends ``name``'s words name (`llama.cpp Vulkan RADV`, `vLLM + ROCm`, `CUDA,BLAS`);
     a word of a name or a path (`build-rpc-hip-v2`) names none."""
-    words = [BACKENDS.get(w.strip("()[]").lower()) for w in re.split(r"[\s+,/]+", name)]
+    words = [BACKENDS.get(w) or BACKENDS.get(VERSION_AFTER.sub("", w))       # (`ROCm7`)
+             for w in (w.strip("()[]").lower() for w in re.split(r"[\s+,/]+", name))]
     return ",".join(dict.fromkeys(w for w in words if w)) or None
 
 
@@ -488,6 +492,9 @@ def _results(t: Table, command: str | None = None, heading: str = ""
                 if rate is not None:
                     out.append((index, merged(labels, {**named, "n_depth": depth}, rate)))
         return out or None
+    if named is not None and not rates:     # (`| Model | Vulkan Radv | ROCm 7 |` of `13.65 ± 0.02`)
+        rates = [i for i in range(1, len(header)) if _field_of(header[i]) is None
+                 and not DIFFERENCE.search(cell_text(header[i])) and _holds_results(t, i)]
     if rates and named is not None:                     # t/s columns, the test named over them
         for index, row in t.body:
             labels = _labels(header, row, skip=set(rates))
@@ -497,6 +504,15 @@ def _results(t: Table, command: str | None = None, heading: str = ""
                     out.append((index, merged(labels, named, rate, _run(header[i], rates))))
         return out or None
     return None
+
+
+def _holds_results(t: Table, i: int) -> bool:
+    """Column ``i`` holds llama-bench's results though its header names no rate: most of its
+    cells are `mean ± std`, or its header names a backend and its cells are figures."""
+    rates = [_rate_at(row, t.header, i) or {} for _, row in t.body]
+    if _named_backend(cell_text(t.header[i])):
+        return any("avg_ts" in rate for rate in rates)
+    return 2 * sum("stddev_ts" in rate for rate in rates) >= len(rates) > 0
 
 
 # A column of the depth the tests ran at (llama-bench's `-d`): `| Depth | PP (t/s) | TG (t/s) |`.

@@ -234,8 +234,8 @@ def model_in_prose(lines: tuple[str, ...]) -> str | None:
 
 # A workload as a note states it: `ISL=6400 / OSL=400`, `input_len=512 / output_len=256`,
 # `inp len: 32768`, `in2048/out128`, `ISL/OSL = 1024/1024`, `3000 input tokens, 30 output
-# tokens`, `输入=200, 输出=100`, `num_prompts=200`, `645 prompts`, `at concurrency 16`,
-# `random 2048/256 @ conc 64`.
+# tokens`, `128 prompt / 128 output tokens`, `输入=200, 输出=100`, `num_prompts=200`, `645 prompts`,
+# `at concurrency 16`, `random 2048/256 @ conc 64`.
 _N = r"(\d{1,7})(?![\d.,]*\d|\s*[kKmM%])"
 _INPUT = r"(?:isl|input[_ -]?len(?:gth)?|inp\s+len|random[_-]input(?:[_-]len)?|prompt[_ ]len(?:gth)?|input|输入|入力)"
 _OUTPUT = r"(?:osl|output[_ -]?len(?:gth)?|out\s+len|random[_-]output(?:[_-]len)?|gen(?:eration)?[_ ]len(?:gth)?|output|输出|出力)"
@@ -248,10 +248,12 @@ PROSE_WORKLOAD = (
      ("random_input_len", "random_output_len")),
     (re.compile(r"(?<![\w-])random\s+(\d{1,7})\s*/\s*" + _N, re.I),      # `random 2048/256`
      ("random_input_len", "random_output_len")),
-    (re.compile(r"(?<![\w.,])(\d{1,7})\s+input(?:\s+tokens?)?\s*[,/]\s*(\d{1,7})\s+output\b", re.I),
+    (re.compile(r"(?<![\w.,])(\d{1,7})\s+(?:input|prompt)(?:\s+tokens?)?\s*[,/]\s*(\d{1,7})\s+output\b",
+                re.I),
      ("random_input_len", "random_output_len")),
     (re.compile(r"\bnum[_ -]?prompts\s*[=:：]\s*" + _N + r"|(?<![\w.,])(\d{1,7})\s+prompts\b"
                 + r"|(?<![\w.,])(\d{1,7})\s+requests\s+(?:per|each|in\s+each)\s+run\b"
+                + r"|\brequests\s+per\s+(?:run|level|step|point)\**\s*[=:：]\s*" + _N
                 + r"|请求数量\s*[=:：]\s*" + _N, re.I), ("num_prompts",)),
     (re.compile(r"\b(?:max[_ ])?conc(?:urrency)?(?:\s+level)?\s*(?:[=:：]|of)?\s*" + _N, re.I),
      ("max_concurrency",)),

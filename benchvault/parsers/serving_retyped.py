@@ -153,7 +153,8 @@ def _unit(words: str) -> str | None:
     for inside in PAREN.findall(words):
         if inside.strip() in TO_MS:
             return inside.strip()
-    match = re.search(r"(?<![a-z/])(ms|s|sec|secs|seconds|us|µs)\b(?!\s*/)", PAREN.sub(" ", words))
+    # (not the `s` of a name: `k8s`, `h100s`)
+    match = re.search(r"(?<![a-z0-9/])(ms|s|sec|secs|seconds|us|µs)\b(?!\s*/)", PAREN.sub(" ", words))
     return match.group(1) if match else None
 
 
@@ -219,9 +220,9 @@ CJK_WORDS = tuple((re.compile(pattern), words) for pattern, words in (
     (r"token\s*间(?:隔)?(?:延迟|时延)?|トークン間(?:レイテンシ)?", "itl"),
     (r"端到端(?:延迟|时延)?|请求(?:延迟|时延)|总(?:延迟|时延)|エンドツーエンド(?:レイテンシ)?", "e2el"),
     (r"平均(?:値)?|均值", "mean"), (r"中位数?|中央値", "median"), (r"最大", "max"), (r"最小", "min"),
-    (r"输出(?:token)?吞吐(?:量|率)?|出力スループット", "output throughput"),
-    (r"输入(?:token)?吞吐(?:量|率)?|入力スループット", "input throughput"),
-    (r"总(?:token)?吞吐(?:量|率)?|合計スループット", "total throughput"),
+    (r"输出\s*(?:token\s*)?吞吐(?:量|率)?|出力スループット", "output throughput"),
+    (r"输入\s*(?:token\s*)?吞吐(?:量|率)?|入力スループット", "input throughput"),
+    (r"总\s*(?:token\s*)?吞吐(?:量|率)?|合計スループット", "total throughput"),
     (r"请求吞吐(?:量|率)?", "request throughput"),
     (r"吞吐(?:量|率)?|スループット", "throughput"),
     (r"(?:最大)?并发(?:数|度|量)?|同時実行数|並列数|同時リクエスト数", "concurrency"),
@@ -502,7 +503,8 @@ def _column_runs(t: Table, stated: bool = False) -> list[Run] | None:
 
 # A cell that holds labelled figures, one a line: `Total TPS: 9743.28<br>Mean TPOT(ms): 48.57`
 # (cell_text writes the line breaks `; `).
-PAIR = re.compile(r"^(?P<label>[^:;]*[A-Za-z][^:;]*):\s*(?P<value>[^:;]+)$")
+# (The label's letter is looked for ahead: a run on each side of it was quadratic on a long cell.)
+PAIR = re.compile(r"^(?P<label>(?=[^:;]*[A-Za-z])[^:;]*):\s*(?P<value>[^:;]+)$")
 
 
 def _pairs(text: str) -> list[tuple[str, str]]:
@@ -576,14 +578,53 @@ def _arrow_header(t: Table) -> tuple[Table, tuple[str, str]]:
     return Table(header, t.body), (named.pop() if len(named) == 1 else ("before", "after"))
 
 
-def runs(lines: list[str], heading: str = "") -> list[Run] | None:
+# A unit the prose gives a word of the headers where they give none (`Output tokens/sec —
+# higher is better; TTFT in seconds`).
+PROSE_UNIT = re.compile(r"\b(?P<word>[A-Za-z][\w-]*)\s+(?:(?:is|are)\s+)?(?:in\s+)?\(?"
+                        r"(?P<unit>milliseconds|seconds|secs?|ms|tok(?:en)?s?\s*/\s*s(?:ec)?"
+                        r"|req(?:uest)?s?\s*/\s*s(?:ec)?)(?![\w/])", re.I)
+
+
+def _unit_name(said: str) -> str:
+    said = said.lower().replace(" ", "")
+    if said.startswith("tok"):
+        return "tok/s"
+    if said.startswith("req"):
+        return "req/s"
+    return "ms" if said in ("ms", "milliseconds") else "s"
+
+
+def _prose_units(t: Table, prose: tuple[str, ...]) -> Table:
+    """The table with the unit the prose gives a header's word written in that header, where
+    it names a latency with no unit or no figure at all."""
+    said: dict[str, set[str]] = {}
+    for match in PROSE_UNIT.finditer(" ".join(prose)):
+        said.setdefault(match.group("word").lower(), set()).add(_unit_name(match.group("unit")))
+    units = {word: found.pop() for word, found in said.items() if len(found) == 1}
+    if not units:
+        return t
+    header = []
+    for head in t.header:
+        text = cell_text(head)
+        words = text.lower()
+        known = meaning(text)
+        if known is not None and (known.metric or known.column is None) \
+                and _unit(words) is None and not PER_SECOND.search(words):
+            given = {units[w] for w in re.findall(r"[a-z][\w-]*", words) if w in units}
+            if len(given) == 1 and (known.metric is None) == given.issubset({"tok/s", "req/s"}):
+                head = f"{text} ({given.pop()})"
+        header.append(head)
+    return Table(header, t.body)
+
+
+def runs(lines: list[str], heading: str = "", prose: tuple[str, ...] = ()) -> list[Run] | None:
     """The runs of a table of serving results, None when it is none.  ``heading``: the
-    heading or label over it."""
+    heading or label over it; ``prose``: the note's lines before it (units said in words)."""
     t = table(lines)
     if t is None:
         return None
     stated = bool(heading and workload_in_prose((heading,)))
-    t, words = _arrow_header(t)
+    t, words = _arrow_header(_prose_units(t, prose) if prose else t)
     found = _before_after(_grouped_row_runs(t) or _row_runs(t, stated) or _stat_row_runs(t)
                           or _column_runs(t, stated) or _cell_runs(t)
                           or _runs_under_metric(t, heading) or [], words)
@@ -614,7 +655,8 @@ def _metric_rows(t: Table) -> bool:
 def resembles(lines: list[str], context: Any = None) -> bool:
     """The lines are one table of serving results: two labels or more name a latency or a
     throughput, with numbers under them."""
-    return runs(lines, getattr(context, "label_or_heading", None) or "") is not None
+    return runs(lines, getattr(context, "label_or_heading", None) or "",
+                getattr(context, "prose", ())) is not None
 
 
 # What the table's run takes from its own context, not the command's
@@ -801,7 +843,7 @@ def build(block: Block) -> list[Parsed | Problem]:
         # A table beside the printed results is their summary: they are the runs, the table
         # stays a published table.
         return published_markdown.read_table(block)
-    found = runs(block.lines, block.context.label_or_heading or "") or []
+    found = runs(block.lines, block.context.label_or_heading or "", block.context.prose) or []
     out: list[Parsed | Problem] = []
     context = block.context
     # The benchmark command (and printed Namespace) the table's runs ran with

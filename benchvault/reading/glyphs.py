@@ -56,7 +56,7 @@ def split_joined(text: str, known: Callable[[str], bool]) -> list[str] | None:
     if text.count("INFO ") + text.count("WARNING ") > 1:      # two log levels on one line
         return split_spliced(text)
     if "|" in text and FLAT_TABLE_RE.search(text):
-        return split_table(text)
+        return split_table(text, known)
     return None
 
 
@@ -66,10 +66,13 @@ FLAT_TABLE_RE = re.compile(r"\|[ \t]+\|[ \t]*:?-{3,}:?[ \t]*\|")
 DELIMITER_CELL_RE = re.compile(r"^[ \t]*:?-+:?[ \t]*$")
 
 
-def split_table(text: str) -> list[str] | None:
+def split_table(text: str, known: Callable[[str], bool] = lambda piece: False
+                ) -> list[str] | None:
     """The rows of a table written on one line (`| a | b | | --- | --- | | 1 | 2 |`), each a
-    line again; None unless the header's width parts every row (an empty cell between rows),
-    whatever stands before the table (a caption) kept as a line of its own."""
+    line again; None unless the header's width parts every row (an empty cell between rows).
+    What stands before the table (a caption, the command and the settings line before a
+    llama-batched-bench table) is a line of its own, cut again where ``known(piece)``: a
+    format reads or starts at a word of it."""
     start = text.find("|")
     cells = text[start:].strip().strip("|").split("|")
     at = next((i for i, c in enumerate(cells) if DELIMITER_CELL_RE.match(c)), None)
@@ -82,7 +85,20 @@ def split_table(text: str) -> list[str] | None:
             or not all(DELIMITER_CELL_RE.match(c) for c in rows[1]):
         return None
     lines = ["|" + "|".join(row) + "|" for row in rows]
-    return ([text[:start].rstrip()] if text[:start].strip() else []) + lines
+    return _caption_lines(text[:start].rstrip(), known) + lines
+
+
+def _caption_lines(caption: str, known: Callable[[str], bool]) -> list[str]:
+    """The lines a flattened caption held: cut before each word a format knows a line by."""
+    if not caption.strip():
+        return []
+    cuts = [0] + [m.start() for m in WORD_AFTER_BLANK.finditer(caption)
+                  if known(caption[m.start():])]
+    return [caption[a:b].rstrip() for a, b in zip(cuts, cuts[1:] + [len(caption)])
+            if caption[a:b].strip()]
+
+
+WORD_AFTER_BLANK = re.compile(r"(?<=[ \t])(?=[^ \t])")
 
 
 def split_spliced(text: str) -> list[str] | None:

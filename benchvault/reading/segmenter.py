@@ -748,9 +748,11 @@ class Segmenter:
         return True
 
     def _known(self, text: str) -> bool:
-        """A line format reads ``text``, or a block starts at it."""
+        """A line format reads ``text``, or a block starts at it or at its settings line
+        (``preamble``: `llama_batched_bench: n_kv_max = ...`)."""
         return any(f.matches(text) for f in self.line_formats) \
-            or any(f.starts(text) for f in self.formats)
+            or any(f.starts(text) or f.preamble is not None and f.preamble.match(text)
+                   for f in self.formats)
 
     def _reads(self, text: str, cleanly: bool = True) -> bool:
         """A line format's grammar reads ``text`` whole (``cleanly``: with no warning, the

@@ -12,6 +12,7 @@ grammars give a header and body rows of cell texts; this module turns them into 
 from __future__ import annotations
 
 import html
+import math
 import re
 from dataclasses import dataclass
 from typing import Iterable
@@ -118,7 +119,9 @@ def printed_number(text: str) -> tuple[str | None, str | None]:
 def cell_number(text: str) -> tuple[float | None, str | None]:
     """(number, unit printed in the cell) or (None, None) when the cell is not a number."""
     number, unit = printed_number(text)
-    return (None, None) if number is None else (float(number), unit)
+    if number is None or math.isinf(float(number)) and "inf" not in text.lower():
+        return None, None       # (a commit such as `982e3472` overflows a float: no number)
+    return float(number), unit
 
 
 def header_unit(header: str) -> str | None:
