@@ -217,13 +217,16 @@ def _test_run(header: str) -> str:
 
 
 VERSION_AFTER = re.compile(r"(?<=[a-z])\d+(?:\.\d+)*$")
+LONGEST_NAME = 200      # (a cell that long is text, not a name)
 
 
 def _named_backend(name: str) -> str | None:
     """The backends ``name``'s words name (`llama.cpp Vulkan RADV`, `vLLM + ROCm`, `CUDA,BLAS`);
     a word of a name or a path (`build-rpc-hip-v2`) names none."""
-    words = [BACKENDS.get(w) or BACKENDS.get(VERSION_AFTER.sub("", w))       # (`ROCm7`)
-             for w in (w.strip("()[]").lower() for w in re.split(r"[\s+,/]+", name))]
+    if len(name) > LONGEST_NAME:
+        return None
+    words = [BACKENDS.get(w) or w[-1:].isdigit() and BACKENDS.get(VERSION_AFTER.sub("", w))
+             for w in (w.strip("()[]").lower() for w in re.split(r"[\s+,/]+", name))]  # (`ROCm7`)
     return ",".join(dict.fromkeys(w for w in words if w)) or None
 
 

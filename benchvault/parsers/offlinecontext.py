@@ -102,7 +102,8 @@ def offline_context(block: Block, kind: str, pattern: re.Pattern[str], tool: str
 
 def sweep(text: str, flag: str) -> list[int] | None:
     """The values of a `--flag 1 16 64` argument (nargs='+')."""
-    match = re.search(rf"--{flag.replace('_', '-')}(?:=|\s+)((?:\d+\s*)+)(?=\s--|\s*$|\s*[|;&])",
+    # (a value of more than 9 digits is no size: a pasted number gone wrong)
+    match = re.search(rf"--{flag.replace('_', '-')}(?:=|\s+)((?:\d{{1,9}}\s+)+)(?=--|$|[|;&])",
                       text + " ")
     return [int(v) for v in match.group(1).split()] if match else None
 

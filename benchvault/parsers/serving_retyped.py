@@ -370,11 +370,13 @@ def _name_splits(text: str) -> list[tuple[str, str]]:
         if bracket.group(1).strip().lower() not in TO_MS:
             out.append((bracket.group(1).strip(),
                         " ".join((text[:bracket.start()] + text[bracket.end():]).split())))
+    # (a run's name is a few words: a header of thousands costs no more than one of ten)
     words = text.split()
-    out += [(" ".join(words[:k]), " ".join(words[k:])) for k in range(1, len(words))]
+    out += [(" ".join(words[:k]), " ".join(words[k:])) for k in range(1, min(len(words), 9))]
     parts = [w for w in re.split(r"\s+|_{2,}", text) if w]
     if len(parts) > 1:
-        out += [(" ".join(parts[k:]), " ".join(parts[:k])) for k in range(1, len(parts))]
+        out += [(" ".join(parts[k:]), " ".join(parts[:k]))
+                for k in range(max(1, len(parts) - 8), len(parts))]
     return out
 
 
