@@ -89,6 +89,10 @@ class Linker:
                 current = None
         elif current is not None and facts.once and facts.kind in current.assembly.kinds:
             current = None          # a second banner: the server was started again
+        elif current is not None and facts.printer and current.assembly.printer \
+                and facts.printer != current.assembly.printer:
+            current = None          # another engine's own words: another server (a note
+            #                         comparing vLLM's start-up with SGLang's)
         if current is None:
             if facts.weak:
                 return

@@ -240,7 +240,9 @@ class Facts:
 
     ``values`` are column values of ``table``'s row; ``kind`` names the line.  ``begins``: the
     line starts a new record (a launch command); ``once``: a record has this line once, so a
-    second one starts another record; ``weak``: it may only add to a record already open.
+    second one starts another record; ``weak``: it may only add to a record already open;
+    ``printer``: the one engine that prints such a line (a line of another engine's words is
+    another record).
     """
 
     table: str
@@ -254,6 +256,7 @@ class Facts:
     line: int = 0
     text: str = ""
     warnings: list[tuple[int, str]] = field(default_factory=list)
+    printer: str | None = None        # the engine only whose own words the line is
 
 
 @dataclass(frozen=True)

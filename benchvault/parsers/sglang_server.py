@@ -353,7 +353,8 @@ def build(line: int, text: str, context: Context) -> Facts | None:
         figures, problems = server_args(figures)
     values = facts_values(kind, figures, problems)
     return Facts(TABLE, kind, values, context, log.time, once=kind in ONCE, weak=kind in WEAK,
-                 warnings=[(line, problem) for problem in problems])
+                 warnings=[(line, problem) for problem in problems],
+                 printer=None if kind in WEAK else "sglang")
 
 
 FORMAT = LineFormat(

@@ -458,7 +458,8 @@ def build(line: int, text: str, context: Context) -> Facts | None:
         warnings = [(line, f"cannot read {bad!r} in {log.message[:120]!r}, stored as null")
                     for bad in GARBLED.findall(log.message)]
     return Facts(TABLE, kind, values, context, log.time, once=kind in ONCE | RESTARTS,
-                 weak=kind in WEAK, warnings=warnings)
+                 weak=kind in WEAK, warnings=warnings,
+                 printer=None if kind in WEAK or kind == "command" else "vllm")
 
 
 def unreadable_args(args: dict[str, Any], engine: str | None) -> list[tuple[str, Any]]:
@@ -598,6 +599,7 @@ class Assembly:
         self.fallback: dict[str, Any] = {}
         self.extra: dict[str, Any] = {}
         self.kinds: set[str] = set()
+        self.printer: str | None = None     # the engine whose own lines it holds (Facts)
         self.first: LogTime | None = None
         self.last: LogTime | None = None
         self.year: int | None = None
@@ -616,6 +618,7 @@ class Assembly:
         # (ingest/link.py): the weights lines only once the KV cache was sized (RESTARTS).
         # (A note may quote the lines out of order -- the blocks, then the weights -- so only a
         # second weights line, after the launch printed both, starts another.)
+        self.printer = self.printer or facts.printer
         self.kinds.add(facts.kind if facts.kind not in RESTARTS else "weights")
         if facts.kind in SIZED:
             self.kinds.add("sized")

@@ -24,9 +24,13 @@ SNIFF_BYTES = 8192
 # `kubectl logs --prefix` (`[pod/vllm-0/vllm] `).  Removed so a result block still starts its
 # line; plain dates in prose (no `T`, no zone) are left alone.
 # journald/syslog (`Nov 22 12:00:01 host vllm[123]: `) and `tee`-style stream tags
-# (`[stdout] `) too.
+# (`[stdout] `) too; and a logging setup's own fields between bars, up to its level
+# (loguru's `2025-01-05 10:00:00.123 | INFO     | app:main:42 - `, `2026-03-30 13:11:55 |
+# gpu_model_runner | 140661262452544 | INFO : `).
 COLLECTOR_PREFIX_RE = re.compile(
-    r"^(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})(?:[ \t]|$)"
+    r"^(?:\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?[ \t]*\|(?:[^|\n]{0,80}\|){0,3}"
+    r"[ \t]*(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b[ \t]*(?:\|[^|\n]{0,80}?)?[ \t]*[-:|][ \t]"
+    r"|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})(?:[ \t]|$)"
     r"|[\w.-]+[-_]\d+[ \t]+\|(?:[ \t]|$)"
     r"|\[pod/[^\]\s]+\](?:[ \t]|$)"
     r"|\[(?:stdout|stderr|out|err)\][ \t]?"

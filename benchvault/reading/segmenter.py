@@ -31,7 +31,7 @@ from ..parsers.runcontext import LAUNCH_COMMANDS
 
 # (a line of backticks with more backticks after them is code in one line, ```cmd```, no fence)
 FENCE_RE = re.compile(r"^\s*(?:`{3,}(?!.*`)|~{3,})")
-HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+HEADING_RE = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")     # (CommonMark: up to three blanks before)
 COMMENT_RE = re.compile(r"^\s*#+\s+(.*\S)\s*$")  # `#Input tokens: N` (SGLang) is output, not a comment
 HTML_TAG_RE = re.compile(r"<[^>]+>")
 MARKDOWN_EMPHASIS_RE = re.compile(r"(\*\*|__|`)")
@@ -450,6 +450,7 @@ class Segmenter:
         self.labelled_lines: dict[str, str] = {}
         self.in_fence = False
         self.diff_fence = False     # the open fence is a ```diff: its lines carry +/-/space
+        self.fence_indent = 0       # the blanks before the open fence's backticks
         # In a markdown note, unfenced lines only a program prints (a log record, a prompt)
         # open a pasted terminal capture that lasts to the next blank line: its tables are
         # tool output and its `# c=16` lines comments, as inside a fence.
@@ -952,6 +953,7 @@ class Segmenter:
     def _context_line(self, start: int, text: str) -> None:
         if FENCE_RE.match(text):
             self.diff_fence = not self.in_fence and DIFF_FENCE_RE.match(text) is not None
+            self.fence_indent = len(text) - len(text.lstrip(" "))     # (in a list item)
             if not self.in_fence and self.fence_label is not None:
                 self.pending_label = self.fence_label
             self.fence_label = None
@@ -1200,7 +1202,9 @@ class Segmenter:
         fence, a line is what it adds, keeps or removes (`+| 4 | 258 |`).  Output pasted as
         one code span over many lines has a lone backtick on its first and last lines."""
         if self.diff_fence and self.in_fence:
-            text = _undiffed(text)
+            # (a fence indented in a list item indents its lines as much: not the diff's mark)
+            blanks = min(self.fence_indent, len(text) - len(text.lstrip(" ")))
+            text = _undiffed(text[blanks:])
         if "`" in text and not self.in_fence and text.count("`") == 1:
             text = LONE_BACKTICK_RE.sub("", text, count=1)
         return BLOCKQUOTE_RE.sub("", text, count=1) if ">" in text[:4] else text
@@ -1409,7 +1413,9 @@ class Segmenter:
             if started is not None:
                 # (a short plain line right above it, blank lines between, names it too)
                 named = self.pending_label or (self.fence_label if self.markdown else None)
-                if named is not None and self.ctx.label is None:
+                # (the line right above names it before a comment further up: `# Perf data`
+                # in a pasted note, then `Throughput (tok/s, output):`)
+                if named is not None and (self.ctx.label is None or self.pending_label):
                     self.ctx.label = named
                 self.pending_label = self.fence_label = None
                 block = Block(started, [text], start, end, False, self.ctx.snapshot())
