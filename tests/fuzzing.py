@@ -109,7 +109,10 @@ def long_line(draw, data):
 
 LINE_PREFIXES = [b"# ", b"// ", b"-- ", b"; ", b"> ", b"> > ", b"[stdout] ", b"vllm-1  | ",
                  b"[pod/vllm-0/vllm] ", b"2025-03-01T12:00:00.1234567Z ",
-                 b"Nov 22 12:00:01 gpu-3 python3[4242]: "]
+                 b"Nov 22 12:00:01 gpu-3 python3[4242]: ",
+                 # a logging setup's own fields between bars (loguru's, a fork's)
+                 b"2025-01-05 10:00:00.123 | INFO     | bench:run:42 - ",
+                 b"2026-03-30 13:11:55 | gpu_model_runner | 140661262452544 | INFO : "]
 
 
 def prefix_lines(draw, data):

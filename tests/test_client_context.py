@@ -337,6 +337,9 @@ def test_a_run_without_a_command_takes_the_model_its_prose_names(tmp_path):
      {"max_concurrency": 10, "num_prompts": 100}),
     ("Speed (`random 2048/256 @ conc 64`, tp8)",
      {"random_input_len": 2048, "random_output_len": 256, "max_concurrency": 64}),
+    ("### Raw Test 1: 128 prompt / 128 output tokens",
+     {"random_input_len": 128, "random_output_len": 128}),
+    ("- **Requests per Level**: 50", {"num_prompts": 50}),
     ("concurrency from 1 to 32, input: 8k", {}),             # a range, a rounded length
     ("ISL=1024 here, ISL=2048 there", {}),                    # stated twice differently
 ])

@@ -141,6 +141,9 @@ class Placer:
         self.local_fingerprints: dict[tuple[str, str], int] = {}
         # (table, row id) → [repeat sightings of it in this file, the first one's line]
         self.seen_again: dict[tuple[str, int], list] = {}
+        # (table, row id) → the lines of this file it was read from: two results read from one
+        # line (a table row's cells, one per run) are two runs, however alike their figures.
+        self.lines_read: dict[tuple[str, int], set[int]] = {}
         # The widest tolerance of a look-up value among the stored sightings, by table.
         self.widest: dict[str, float] = {}
         self.touched_runs: set[int] = set()
@@ -184,16 +187,20 @@ class Placer:
             store.assign(sighting, near_tolerance=near_tolerance)
             if near_tolerance > self._widest(identity):
                 self.widest[identity.table] = near_tolerance
+        line = values.get("line_start")
         same = self._said_before(identity, content)
+        if same is not None and self._read_here(identity, same, line):
+            same = None
         if same is not None:
             # The very same text again (a block pasted twice): one more sighting, nothing
             # about the row changes.
             store.assign(sighting, **{identity.column: same})
             self.writer.add(sighting)
-            self._seen_again(identity, same, values.get("line_start"))
+            self._seen_again(identity, same, line)
+            self._read_at(identity, same, line)
             return same, True
         said = Said(identity.content(values), tolerance or None)
-        match = self._find(identity, said, fingerprint, values.get("line_start"))
+        match = self._find(identity, said, fingerprint, line)
         if match is None:
             if "sightings" in values:
                 store.assign(row, sightings=1)
@@ -201,6 +208,7 @@ class Placer:
             store.assign(sighting, **{identity.column: row_id}, is_primary=True)
             self.writer.add(sighting)
             self._remember(identity, row_id, said, content, fingerprint)
+            self._read_at(identity, row_id, line)
             if identity.table == "serving_runs":
                 self.touched_runs.add(row_id)
             return row_id, False
@@ -210,6 +218,7 @@ class Placer:
                      children=[[getattr(c, k) for k in identity.child_columns]
                                for c in children if c.__table__ == identity.children] or None)
         self._insert(sighting)
+        self._read_at(identity, match, line)
         self.local_contents[(identity.table, content)] = match
         self._rebuild(identity, match)
         return match, True
@@ -245,6 +254,14 @@ class Placer:
     def _says_several(self, identity: Identity, row_id: int) -> bool:
         return self.db.execute(f"SELECT 1 FROM sightings WHERE {identity.column} = ? AND "
                                "record IS NOT NULL LIMIT 1", [row_id]).fetchone() is not None
+
+    def _read_at(self, identity: Identity, row_id: int, line: int | None) -> None:
+        if line is not None:
+            self.lines_read.setdefault((identity.table, row_id), set()).add(line)
+
+    def _read_here(self, identity: Identity, row_id: int, line: int | None) -> bool:
+        """The row was read from ``line`` of this file already (another run of that line)."""
+        return line is not None and line in self.lines_read.get((identity.table, row_id), ())
 
     def _seen_again(self, identity: Identity, row_id: int, line: int | None) -> None:
         seen = self.seen_again.setdefault((identity.table, row_id), [0, line])
@@ -299,10 +316,11 @@ class Placer:
         local = self.local.get(key)
         seen: set[int] = local.ids if local is not None else set()
         for row_id, other in local.candidates(said, identity.near) if local is not None else ():
-            if self._agrees(identity, said, [other], row_id, line):
+            if not self._read_here(identity, row_id, line) \
+                    and self._agrees(identity, said, [other], row_id, line):
                 return row_id
         for row_id, said_once in self._stored_candidates(identity, said):
-            if row_id in seen:
+            if row_id in seen or self._read_here(identity, row_id, line):
                 continue
             sayings = [said_once] if said_once is not None else self._sayings(identity, row_id)
             if self._agrees(identity, said, sayings, row_id, line):

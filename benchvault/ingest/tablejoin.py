@@ -2,7 +2,8 @@
 
 People split one comparison over tables: throughput in one, latency in the next, the same runs
 in the same order (`| Concurrency | vLLM Avg Lat(s) | sglang Avg Lat(s) |`, then the same
-columns of `Gen. toks/s`), or a table per phase of SGLang's one-batch results.  Each table is
+columns of `Gen. toks/s`), a table per phase of SGLang's one-batch results, or GuideLLM's
+latency and throughput tables retyped in two fences.  Each table is
 read on its own (a claimed table is its own block), so each run would be two half rows.
 
 A table's runs join the runs of the table right before it (no other row between them) when:
@@ -22,7 +23,7 @@ from ..parsers.base import Parsed
 from .outcome import IngestWarning
 
 # Formats whose runs a comparison may split over tables.
-JOINED_FORMATS = frozenset({"serving_retyped", "sglang_one_batch_retyped"})
+JOINED_FORMATS = frozenset({"serving_retyped", "sglang_one_batch_retyped", "guidellm_retyped"})
 # Where a row was read and what was around it: never compared (as between sightings).
 PLACE = frozenset(PROVENANCE + CONTEXT)
 

@@ -399,7 +399,7 @@ def _device(value: str) -> tuple[str, str | None]:
 def gpu_context(printed: dict[str, str]) -> dict[str, Any]:
     devices, registered = [], []
     for label, value in printed.items():
-        number = re.search(r"(\d+)$", label)
+        number = re.search(r"(?<!\d)(\d+)$", label)   # (not from each digit: linear)
         if number and (label.startswith("Device") or label.startswith("ggml_vulkan")):
             devices.append((label.startswith("ggml_vulkan"), int(number.group(1)), value))
         elif label.startswith("ggml_vulkan") and label.endswith("Using"):  # before Feb 2024

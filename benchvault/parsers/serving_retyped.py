@@ -786,7 +786,8 @@ def _read(run: Run, block: Block, problems: list[tuple[int, str]]
         elif unit == "%" and m.column is not None and m.metric is not None:
             problems.append((line, f"{name}: {text!r} is a percentage, not a time: left empty"))
             continue
-        value = value * factor
+        if factor != 1.0:       # (67.8649 s is 67864.9 ms, not 67864.90000000001)
+            value = float(f"{value * factor:.12g}")
         if m.metric is not None:
             stats.append(LatencyStat(metric=m.metric, stat=m.stat, percentile=m.percentile,
                                      value_ms=value))

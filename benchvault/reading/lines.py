@@ -29,7 +29,7 @@ SNIFF_BYTES = 8192
 # gpu_model_runner | 140661262452544 | INFO : `).
 COLLECTOR_PREFIX_RE = re.compile(
     r"^(?:\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?[ \t]*\|(?:[^|\n]{0,80}\|){0,3}"
-    r"[ \t]*(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b[ \t]*(?:\|[^|\n]{0,80}?)?[ \t]*[-:|][ \t]"
+    r"[ \t]*(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b[ \t]*(?:\|[^|\n]{0,80}?)?[ \t]*[-:|](?:[ \t]|$)"
     r"|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})(?:[ \t]|$)"
     r"|[\w.-]+[-_]\d+[ \t]+\|(?:[ \t]|$)"
     r"|\[pod/[^\]\s]+\](?:[ \t]|$)"

@@ -45,9 +45,11 @@ HEADER_UNITS = (
     (re.compile(r"%|\bpercent\b", re.I), "%"),
 )
 SPACES_RE = re.compile(r"\s+")
-# A column of differences between runs (`Δ`, `Speedup`, `vs main`): no run, nor a label of one.
+# A column of differences between runs (`Δ`, `Speedup`, `vs main`, `提升绝对值`): no run, nor a label
+# of one.
 DIFFERENCE = re.compile(r"\b(?:delta|diff|difference|change|improvement|impr|speedup|gain|uplift"
-                        r"|ratio|regression|vs\.?)\b|Δ|^%$", re.I)
+                        r"|ratio|regression|vs\.?)\b|Δ|^%$"
+                        r"|提升|提高|差值|差异|变化|增幅|降幅|百分比|对比|改善|差分|変化|向上", re.I)
 # A delimiter row (`|---|:--:|`) or a line of only borders.
 SEPARATOR = re.compile(r"^[\s|:+=-]*$")
 
