@@ -105,6 +105,7 @@ for _kind, _why, _fixtures in [
         'engine_stats/derived-wrapped-100-cols-issue14226',
         'sglang_stats/derived-sglang-hand-wrapped',
         'spec_decode/v1_ngram_pr24127',
+        'sglang_server/real-vllm-and-sglang-kv-lines-in-one-issue',
     )),
     ('foreign', "a line typed between the two pieces of a record a terminal hard-wrapped at 130 columns: the joiner does not look past the typed line, and neither piece reads alone, so that record is kept raw with a warning", (
         'engine_stats/real-tt-inference-server-issue246-terminal-splice',
@@ -122,6 +123,10 @@ for _kind, _why, _fixtures in [
         'serving_retyped/real-vllm-metal-pr559-metric-rows-delta',
         'serving_retyped/derived-runs-named-by-their-setting',
         'notes/derived-capture-with-table',
+        'serving_retyped/real-llm-d-precise-routing-units-in-prose',
+        'serving_retyped/real-chinese-blog-total-token-throughput',
+        'serving_retyped/derived-note-in-a-fence-label-under-its-heading',
+        'serving_retyped/derived-list-items-indented-diff-fence-and-heading',
     )),
     ('foreign', "a foreign line inside a hand-made markdown table ends the table, as for serving_retyped above: the rows after it have no header (llama_retyped)", (
         'llama_retyped/derived-three-shapes',
@@ -129,6 +134,14 @@ for _kind, _why, _fixtures in [
         'llama_retyped/derived-tests-as-columns-beside-ttft',
         'llama_retyped/real-strix-halo-perf-backend-version-build',
         'llama_retyped/derived-spread-column-builds-in-cells',
+        'llama_retyped/real-strix-halo-toolboxes-tg128-backend-columns',
+    )),
+    ('foreign', "a foreign line inside GuideLLM's tables retyped by hand ends the table (guidellm_retyped): the rows after it are not joined with the other table's by place any more", (
+        'guidellm_retyped/derived-guidellm-groups-one-cell-each',
+    )),
+    ('cut', "tables joined row by row by their place need as many rows each: a second table cut short is runs of its own, and the first table's runs keep only their own figures", (
+        'guidellm_retyped/derived-guidellm-groups-one-cell-each',
+        'guidellm_retyped/real-inferentia2-guidellm-0.5.4-lengths-in-heading',
     )),
     ('foreign', "a line of text typed between an HTML table's rows is no markup the table's grammar knows: the table is not read, with a warning, and kept raw (published_html)", (
         'serving_retyped/derived-html-tables',
@@ -137,9 +150,11 @@ for _kind, _why, _fixtures in [
         'aligned_table/real-b70-xpu-w4a16-fenced-serving',
         'aligned_table/derived-copied-from-a-page-tab-separated',
     )),
-    ('cut', "the results of one row of a retyped llama-bench table (one per test column) share its line and carry the heading as their label, while this test counts a run that shares its first line as printed only when a row starts with its label (GuideLLM's rows)", (
-        'llama_retyped/derived-sizes-in-units-bare-means',
+    ('cut', "the results of one row of a retyped llama-bench table (one per test column) share its line and carry the heading as their label, while this test counts a run that shares its first line as printed only when a row starts with its label (GuideLLM's rows), and here the backend names the columns (`ROCm`, `Vulkan`) also start rows of the note's other tables", (
         'llama_retyped/derived-three-shapes',
+    )),
+    ('cut', "an HTML table cut before its closing tag is no table its grammar reads: kept raw with a warning that it never ends, its runs with it (published_html)", (
+        'serving_retyped/derived-html-tables',
     )),
     ('cut', "a hand-made table cut before its second latency or throughput row is no serving result any more (two make one) and stays a published table; and the runs of a metrics-as-rows table share their lines and are named by column headers, while this test counts a run that shares its first line as printed only when a row starts with its label (GuideLLM's rows)", (
         'serving_retyped/derived-both-orientations-and-cells',
@@ -554,7 +569,11 @@ TABLE_LINE = re.compile(r"[|│┃]")
 ROW_START = re.compile(r"^[\s|│┃]*")
 
 
-def _run_printed(base: Warehouse, table: str, i: int, cut_lines: list[str]) -> bool:
+def _run_printed(base: Warehouse, table: str, i: int, cut_lines: list[str],
+                 lines: list[str]) -> bool:
+    """Run ``i`` of a group of runs one line starts (a label's rows under it, `**before**`
+    lines) was printed before the cut; runs named by columns (no line starts with their label)
+    were printed with their row."""
     start = base.spans[table][i][0]
     group = [j for j, (a, _b) in enumerate(base.spans[table]) if a == start]
     label = base.rows[table][i].get(("label",))
@@ -563,8 +582,13 @@ def _run_printed(base: Warehouse, table: str, i: int, cut_lines: list[str]) -> b
     word = re.compile(rf"{re.escape(label.split()[0])}(?![\w-])")
     same = [j for j in group if isinstance(base.rows[table][j].get(("label",)), str)
             and base.rows[table][j][("label",)].split()[:1] == label.split()[:1]]
-    seen = sum(1 for line in cut_lines[start:] if TABLE_LINE.search(line)
-               and word.match(line, ROW_START.match(line).end()))
+    def starts_a_row(line: str) -> bool:
+        return TABLE_LINE.search(line) is not None and \
+            word.match(line, ROW_START.match(line).end()) is not None
+
+    if not any(starts_a_row(line) for line in lines[start:]):
+        return True
+    seen = sum(1 for line in cut_lines[start:] if starts_a_row(line))
     return seen > same.index(i)
 
 
@@ -584,7 +608,7 @@ def test_cut_block_keeps_what_it_printed(pair, tmp_path, tmp_path_factory, reque
         cut_lines = text.split("\n")[:n]
         for table, spans in base.spans.items():
             printed = [i for i, (a, _b) in enumerate(spans) if a <= n
-                       and _run_printed(base, table, i, cut_lines)]
+                       and _run_printed(base, table, i, cut_lines, text.split("\n"))]
             if len(got.rows[table]) < len(printed):
                 problems.append(f"{table} count {len(printed)} printed → "
                                 f"{len(got.rows[table])}")

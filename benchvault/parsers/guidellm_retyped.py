@@ -23,8 +23,11 @@ table (:mod:`.published_markdown`).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
+from ..reading.tablecells import claiming_format
+from . import block_formats
 from . import guidellm_console as gc
 from . import published_markdown
 from .base import Block, BlockFormat, Parsed, Problem
@@ -154,8 +157,9 @@ def canonical_key(key: tuple[str, ...]) -> tuple[str, ...] | None:
 def build(block: Block) -> list[Parsed | Problem]:
     lines = block.lines
     if not resembles(lines):
-        # Other tables naming these metrics (comparisons written by hand): published ones.
-        return [item for chunk in _chunks(block) for item in published_markdown.build(chunk)]
+        # Other tables naming these metrics: each read by the format that claims it or starts
+        # at it (llama-bench's own table with its `t/s` written `tok/s`), else published.
+        return [item for chunk in _chunks(block) for item in _read_elsewhere(chunk)]
     benches: list[gc.Benchmark] = []
     names: list[str] = []              # the rows' names in the tables read so far
     first = 0                          # where the benchmarks of the current report start
@@ -201,6 +205,14 @@ def build(block: Block) -> list[Parsed | Problem]:
         parsed.row.format = FORMAT.name
         out.append(parsed)
     return out
+
+
+def _read_elsewhere(chunk: Block) -> list[Parsed | Problem]:
+    other = claiming_format(chunk.lines, FORMAT, block_formats(), or_starting=True,
+                            context=chunk.context)
+    if other is None or other is published_markdown.FORMAT:
+        return published_markdown.build(chunk)
+    return other.build(replace(chunk, format=other))
 
 
 def _chunks(block: Block) -> list[Block]:

@@ -616,7 +616,10 @@ def rejoin_bracketed(cells: list[str]) -> list[str]:
 
 
 # A header as llama-bench prints it, or re-pasted from a rendered view without outer pipes.
-HEADER_START = r"^(?=(?:.*\|)?\s*model\s*\|)(?=.*\|\s*test\s*\|)(?=.*\|\s*t/s\s*(?:\||$))"
+# llama-bench's `t/s`, and the names a paste may have given it instead
+RATE_NAMES = ("t/s", "tok/s", "tokens/s", "tps", "tok/sec", "tokens/sec", "t/sec")
+HEADER_START = (r"^(?=(?:.*\|)?\s*model\s*\|)(?=.*\|\s*test\s*\|)"
+                rf"(?=.*\|\s*(?:{'|'.join(RATE_NAMES)})\s*(?:\||$))")
 HEADER_RE = re.compile(HEADER_START, re.I)
 # The first part of a header a paste wrapped: the rest follows on the next line(s).  It ends
 # inside a cell, or at a pipe when it is the printer's own padded header (`| model` and 24
@@ -644,6 +647,14 @@ DEFAULT_COLUMNS = 7
 def _is_header(cells: list[str]) -> bool:
     names = {cell.lower() for cell in cells}
     return "model" in names and "test" in names and "t/s" in names
+
+
+def _own_names(cells: list[str]) -> list[str]:
+    """A header row with llama-bench's `model` and `test`: its rate column named `t/s`."""
+    names = {cell.lower() for cell in cells}
+    if "model" in names and "test" in names and "t/s" not in names:
+        return ["t/s" if cell.lower() in RATE_NAMES else cell for cell in cells]
+    return cells
 
 
 def _is_rule(cells: list[str]) -> bool:
@@ -777,7 +788,7 @@ def tables(block: Block) -> tuple[list[_Table], list[Problem]]:
             found[-1].build = found[-1].build or {"build_commit": rest[0],
                                                   "build_number": rest[1]}
             continue
-        cells = rest[0]
+        cells = _own_names(rest[0])
         if len(cells) == 1 and "|" not in block.lines[line - 1]:
             continue        # no cell rule at all: a line typed into the paste, not a row
         if _is_header(cells):

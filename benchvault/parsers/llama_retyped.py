@@ -247,6 +247,15 @@ def _field_of(name: str) -> str | None:
         or (key if key in FIELDS and key not in NOT_LABELS else None)   # (`n_cpu_moe`)
 
 
+# A figure with a character a paste garbled (`6!.8`, `?2`): digits, and a stray symbol.
+GARBLED_FIGURE = re.compile(r"(?=.*[!?*~^$&@])[\d.,!?*~^$&@]+")
+
+
+# A backend column's one word that names no backend llama.cpp registers: a fork's or a build's
+# name for it (ik_llama.cpp's `AVX2`, `Zen4`, `NEON`), the backend as the table says it.
+ONE_WORD_BACKEND = re.compile(r"[A-Za-z][\w.+-]{1,15}")
+
+
 def _label_values(name: str, cell: str) -> dict[str, Any]:
     """What a label column's cell says of the row, by its header's words."""
     text = cell_text(cell)
@@ -269,8 +278,8 @@ def _label_values(name: str, cell: str) -> dict[str, Any]:
     if field == "model_arch":       # (`\`qwen35\` (hybrid)`: the architecture's name)
         return {"model_arch": text.split()[0]}
     if field == "backends":     # (`Host (build-rpc-hip-v2)` names a host, not a backend)
-        return {"backends": _named_backend(text)} if _named_backend(text) \
-            else {"extra": {"backend": text}}
+        named = _named_backend(text) or (text if ONE_WORD_BACKEND.fullmatch(text) else None)
+        return {"backends": named} if named else {"extra": {"backend": text}}
     if field == "build":
         if built := build_from(text):
             return built
@@ -308,6 +317,8 @@ def _label_values(name: str, cell: str) -> dict[str, Any]:
             except ValueError:
                 pass
     number, _ = cell_number(text)
+    if number is None and GARBLED_FIGURE.fullmatch(text):     # (`6!.8`: a figure garbled)
+        return {"_unread": [f"{header or 'a cell'}: {text!r} is not a number: left empty"]}
     return {"extra": {snake_name(header) or "label": number if number is not None else text}}
 
 

@@ -244,11 +244,15 @@ def _in_english(words: str) -> str:
     return words
 
 
+SQUARE_UNIT = re.compile(r"\[([^\[\]]{1,12})\]")
+
+
 @lru_cache(maxsize=4096)
 def meaning(label: str) -> Meaning | None:
     """What a row or column label names; None for no number (an empty label)."""
     text = cell_text(label)
     words = " ".join(_in_english(text.lower().replace("_", " ")).split())
+    words = SQUARE_UNIT.sub(r"(\1)", words)      # (`Throughput [tok/s]`: a unit in brackets)
     if not words:
         return None
     for pattern, column in SETTINGS:
@@ -364,16 +368,16 @@ RUN_IN_BRACKETS = re.compile(r"\(([^()]+)\)")
 
 def _name_splits(text: str) -> list[tuple[str, str]]:
     """(run name, the rest) for each way a header may hold a run's name: its first words, its
-    last words (`__` or blanks before them), or a bracket that is no unit (`(PR)`)."""
+    last words (blanks or underscores before them), or a bracket that is no unit (`(PR)`)."""
     out = []
     for bracket in RUN_IN_BRACKETS.finditer(text):
         if bracket.group(1).strip().lower() not in TO_MS:
             out.append((bracket.group(1).strip(),
                         " ".join((text[:bracket.start()] + text[bracket.end():]).split())))
     # (a run's name is a few words: a header of thousands costs no more than one of ten)
-    words = text.split()
+    words = [w for w in re.split(r"[\s_]+", text) if w]       # (`k8s_TTFT_mean` too)
     out += [(" ".join(words[:k]), " ".join(words[k:])) for k in range(1, min(len(words), 9))]
-    parts = [w for w in re.split(r"\s+|_{2,}", text) if w]
+    parts = [w for w in re.split(r"\s+|_+", text) if w]
     if len(parts) > 1:
         out += [(" ".join(parts[k:]), " ".join(parts[:k]))
                 for k in range(max(1, len(parts) - 8), len(parts))]
@@ -612,7 +616,7 @@ def _prose_units(t: Table, prose: tuple[str, ...]) -> Table:
         known = meaning(text)
         if known is not None and (known.metric or known.column is None) \
                 and _unit(words) is None and not PER_SECOND.search(words):
-            given = {units[w] for w in re.findall(r"[a-z][\w-]*", words) if w in units}
+            given = {units[w] for w in re.findall(r"[a-z][a-z0-9-]*", words) if w in units}
             if len(given) == 1 and (known.metric is None) == given.issubset({"tok/s", "req/s"}):
                 head = f"{text} ({given.pop()})"
         header.append(head)

@@ -681,8 +681,9 @@ class Assembly:
             args.update(self.printed_args)
             row.update(columns_from_args(self.printed_args, engine))
         row.update(self.values)
-        if row.get("port") is None and (self.command or self.printed_args is not None):
-            row["port"] = DEFAULT_PORTS.get(engine)
+        if row.get("port") is None and (self.command or self.printed_args is not None) \
+                and "port" not in {**self.command_args, **(self.printed_args or {})}:
+            row["port"] = DEFAULT_PORTS.get(engine)     # (not for a port it names unreadably)
         row.update(engine=engine, command=self.command, args=args or None,
                    extra=dict(self.extra) or None,
                    args_from=self.args_from or ("command" if self.command else None),
