@@ -374,10 +374,12 @@ def _name_splits(text: str) -> list[tuple[str, str]]:
         if bracket.group(1).strip().lower() not in TO_MS:
             out.append((bracket.group(1).strip(),
                         " ".join((text[:bracket.start()] + text[bracket.end():]).split())))
-    # (a run's name is a few words: a header of thousands costs no more than one of ten)
-    words = [w for w in re.split(r"[\s_]+", text) if w]       # (`k8s_TTFT_mean` too)
+    # (a run's name is a few words: a header of thousands costs no more than one of ten; a
+    # header of no blanks has its words between underscores: `k8s_TTFT_mean`)
+    blanks = re.search(r"\s", text) is not None
+    words = [w for w in (text.split() if blanks else text.split("_")) if w]
     out += [(" ".join(words[:k]), " ".join(words[k:])) for k in range(1, min(len(words), 9))]
-    parts = [w for w in re.split(r"\s+|_+", text) if w]
+    parts = [w for w in re.split(r"\s+|_{2,}" if blanks or "__" in text else "_+", text) if w]
     if len(parts) > 1:
         out += [(" ".join(parts[k:]), " ".join(parts[:k]))
                 for k in range(max(1, len(parts) - 8), len(parts))]
