@@ -102,6 +102,10 @@ class Parsed:
     tolerance: dict[str, float] | None = None
 
 
+# The characters a paste puts in place of a digit it garbled (`6!.8`, `12.?0`, `1~3`): no
+# printed figure holds one, so a figure with one is garbled, not another number.
+STRAY = "!?*~^$&@"
+
 _PRINTED_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 
 

@@ -37,7 +37,7 @@ from pydantic import ValidationError
 from ..reading.tablecells import (ARROWS, CELL_REMARK, DIFFERENCE, SLASH, Table, arrow_cell,
                                   cell_number, cell_text, table)
 from ..schemas.llama_bench import LlamaBenchResult
-from .base import Block, Parsed, Problem, claimed_table
+from .base import STRAY, Block, Parsed, Problem, claimed_table
 from .grammar import snake_name
 from .llama_bench import (BACKENDS, CELL_FLAG, COLUMN_FIELDS, COUNT_FACTORS, FIELDS, FLAG_FIELDS,
                           HEADER_RE, QUANT_IN_NAME, QUANT_WORD, SIZE_FACTORS, build_from,
@@ -248,7 +248,7 @@ def _field_of(name: str) -> str | None:
 
 
 # A figure with a character a paste garbled (`6!.8`, `?2`): digits, and a stray symbol.
-GARBLED_FIGURE = re.compile(r"(?=.*[!?*~^$&@])[\d.,!?*~^$&@]+")
+GARBLED_FIGURE = re.compile(rf"(?=.*[{STRAY}])[\d.,{STRAY}]+")
 
 
 # A backend column's one word that names no backend llama.cpp registers: a fork's or a build's

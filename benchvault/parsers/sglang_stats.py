@@ -29,7 +29,7 @@ from lark import Lark, v_args
 
 from ..schemas.server import EngineStat
 from . import grammar
-from .base import BlockParseError, Context, LineFormat, Parsed
+from .base import STRAY, BlockParseError, Context, LineFormat, Parsed
 from .grammar import ColumnTransformer, snake_name
 from .vllm_server_log import LogLine, LogTime, int_columns, row_from_log_line, split_log_line
 
@@ -93,8 +93,8 @@ DP_RANK = re.compile(r"\[[^\]]*\bDP(\d+)\b[^\]]*\]")
 NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)")
 STAMP = re.compile(r"\d+-\d+-\d+T\d+:\d+:\d+(?:\.\d+)?")      # 0.4.9's `timestamp:`
 # A date or a time of day with a digit garbled in the paste (a stray symbol for it).
-GARBLED_TIME = re.compile(r"\d{4}-[\d!?*~^$&@]{2}-[\d!?*~^$&@]{2}"
-                          r"|[\d!?*~^$&@]{2}:[\d!?*~^$&@]{2}:[\d!?*~^$&@]{2}")
+GARBLED_TIME = re.compile(rf"\d{{4}}-[\d{STRAY}]{{2}}-[\d{STRAY}]{{2}}"
+                          rf"|[\d{STRAY}]{{2}}:[\d{STRAY}]{{2}}:[\d{STRAY}]{{2}}")
 KEYED = re.compile(r"([A-Za-z_]\w*)=(\S+)")                     # `full=1200`
 # Labels whose value is a number: counts (`#token`), usages, throughputs, rates, lengths.
 NUMERIC_LABEL = re.compile(r"^#|usage|throughput|rate\b|\blen\b|\bnum\b|TFLOPS|\bBW\b")

@@ -29,7 +29,7 @@ from lark import Lark, Token, Transformer, Tree, v_args
 
 from . import grammar
 from .grammar import finite
-from .base import BlockParseError, Context, Facts, LineFormat
+from .base import STRAY, BlockParseError, Context, Facts, LineFormat
 from ..schemas.models import json_safe
 from ..reading.pyliteral import ReprParseError, parse_namespace, parse_value
 from .vllm_server_log import LogTime, seconds_between, split_log_line
@@ -52,8 +52,8 @@ MEMORY_TO_GIB = {"gib": 1.0, "gb": 1.0, "mib": 1 / 1024, "mb": 1 / 1024}  # vLLM
 # the column's place (a second source of the figure, printed elsewhere, does not stand in).
 GOOD_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 GOOD_COUNT = re.compile(r"\d{1,3}(?:,\d{3})+|\d+")
-GARBLED = re.compile(r"(?<![\w.])[\d!?*~^$&@][\d.,!?*~^$&@]*[!?*~^$&@][\d.,!?*~^$&@]*"
-                     r"|(?<![\w.])[!?*~^$&@][\d.,!?*~^$&@]*")
+GARBLED = re.compile(rf"(?<![\w.])[\d{STRAY}][\d.,{STRAY}]*[{STRAY}][\d.,{STRAY}]*"
+                     rf"|(?<![\w.])[{STRAY}][\d.,{STRAY}]*")
 
 
 def _float(tok: Any) -> float | None:

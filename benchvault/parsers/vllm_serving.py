@@ -29,7 +29,7 @@ from pydantic import TypeAdapter
 
 from ..schemas.models import LatencyStat, ServingRun, fields_of
 from . import grammar
-from .base import Block, BlockFormat, BlockParseError, Parsed, half_unit
+from .base import STRAY, Block, BlockFormat, BlockParseError, Parsed, half_unit
 from .grammar import ColumnTransformer, flatten, snake_name
 from .runcontext import BENCH_COMMANDS, serving_context
 
@@ -155,7 +155,7 @@ def _latency_column(label: str) -> tuple[str, float | None, str, str | None]:
 
 
 # A figure with a character no figure has next to a digit (`!0240`, `tpot:!0`): garbled.
-GARBLED_FIGURE = re.compile(r"\d[!?*~^$&@]|[!?*~^$&@]\d")
+GARBLED_FIGURE = re.compile(rf"\d[{STRAY}]|[{STRAY}]\d")
 STORAGE_RE = re.compile(r"^Storage(?:\s*\((?P<backend>[^)]*)\))?$", re.I)
 
 
