@@ -429,6 +429,16 @@ def test_a_table_copied_from_a_rendered_page_with_arrow_cells(tmp_path):
         ("Before", "tg128", 73.82), ("After", "tg128", 73.82)]
 
 
+def test_a_table_without_outer_pipes_and_one_dash_delimiters(tmp_path):
+    # (GFM asks for one dash in a delimiter cell: `:-|:-|:-`)
+    text = ("Built on HEAD (b5392):\n\n Backend|pp512 (t/s)|tg128 (t/s)\n:-|:-|:-\n"
+            "CPU|304.42 ± 2.05|28.65 ± 0.03\nVulkan|881.38 ± 2.11|52.82 ± 0.04\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.backends, r.test, r.avg_ts, r.stddev_ts) for r in got] == [
+        ("CPU", "pp512", 304.42, 2.05), ("CPU", "tg128", 28.65, 0.03),
+        ("Vulkan", "pp512", 881.38, 2.11), ("Vulkan", "tg128", 52.82, 0.04)]
+
+
 def test_a_table_flattened_onto_one_line_is_read_row_by_row(tmp_path):
     text = (" Qwen 3.6 35B-A3B\n | model | size | params | backend | ngl | test | t/s | "
             "| --------------- | ---------: | ------: | ------- | --: | -----: | ------------: | "

@@ -359,8 +359,9 @@ def _undecorated(text: str) -> str:
 LONE_BACKTICK_RE = re.compile(r"^(\s*)`(?!`)|(?<!`)`(\s*)$")
 
 # The delimiter row of a GFM table written without its outer pipes (`---|:---:|---`).
-# (GitHub's copy of a rendered table writes its delimiter row `-- | -- | --`)
-BARE_DELIMITER_RE = re.compile(r"^[ \t]*:?-{2,}:?[ \t]*(?:\|[ \t]*:?-{2,}:?[ \t]*)+\|?[ \t]*$")
+# (GitHub's copy of a rendered table writes its delimiter row `-- | -- | --`; GFM asks for one
+# dash a cell, `:-|:-`)
+BARE_DELIMITER_RE = re.compile(r"^[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?[ \t]*$")
 
 
 class _Peeking:
