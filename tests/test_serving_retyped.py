@@ -279,6 +279,16 @@ def test_a_sweep_of_one_measured_figure_is_a_table_of_runs(tmp_path):
     assert [tuple(r.values()) for r in got] == [(None, 1, 60.1), (None, 8, 420.5)]
 
 
+@pytest.mark.parametrize("fold", ["<details><summary>Results</summary>", "**Results**"])
+def test_a_workload_in_the_heading_holds_under_a_label_of_its_own(tmp_path, fold):
+    text = (f"### Throughput (Long Prompts, Concurrency=32)\n\n{fold}\n\n"
+            "| Model | Throughput (tok/s) | Winner |\n|---|---|---|\n"
+            "| GPT-OSS-120B | 4,076 | yes |\n| GPT-OSS-20B | 3,605 | no |\n")
+    got = read_note(tmp_path, text, RUNS.format("model, max_concurrency, output_throughput"))
+    assert [tuple(r.values()) for r in got] == [
+        ("Results", "GPT-OSS-120B", 32, 4076.0), ("Results", "GPT-OSS-20B", 32, 3605.0)]
+
+
 def test_thousands_written_k_and_lengths_written_k_left_empty(tmp_path):
     text = ("| ISL (tokens) | Concurrency | Output tok/s | TTFT (ms) |\n|---|---|---|---|\n"
             "| 8k | 16 | 1.2k | 250 |\n| 1024 | 32 | 2,400 | 300 |\n")

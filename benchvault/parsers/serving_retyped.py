@@ -625,13 +625,15 @@ def _prose_units(t: Table, prose: tuple[str, ...]) -> Table:
     return Table(header, t.body)
 
 
-def runs(lines: list[str], heading: str = "", prose: tuple[str, ...] = ()) -> list[Run] | None:
+def runs(lines: list[str], heading: str = "", prose: tuple[str, ...] = (),
+         over: tuple[str, ...] = ()) -> list[Run] | None:
     """The runs of a table of serving results, None when it is none.  ``heading``: the
-    heading or label over it; ``prose``: the note's lines before it (units said in words)."""
+    heading or label over it; ``prose``: the note's lines before it (units said in words);
+    ``over``: the label and the heading over it, when both (a workload stated in either)."""
     t = table(lines)
     if t is None:
         return None
-    stated = bool(heading and workload_in_prose((heading,)))
+    stated = bool(workload_in_prose(tuple(filter(None, over or (heading,)))))
     t, words = _arrow_header(_prose_units(t, prose) if prose else t)
     found = _before_after(_grouped_row_runs(t) or _row_runs(t, stated) or _stat_row_runs(t)
                           or _column_runs(t, stated) or _cell_runs(t)
@@ -664,7 +666,15 @@ def resembles(lines: list[str], context: Any = None) -> bool:
     """The lines are one table of serving results: two labels or more name a latency or a
     throughput, with numbers under them."""
     return runs(lines, getattr(context, "label_or_heading", None) or "",
-                getattr(context, "prose", ())) is not None
+                getattr(context, "prose", ()), _over(context)) is not None
+
+
+def _over(context: Any) -> tuple[str, ...]:
+    """The label and the heading over a table: a `<summary>Results</summary>` or a bold
+    `**Results**` under `### Throughput (Long Prompts, Concurrency=32)` leaves the heading
+    stating the workload."""
+    section = getattr(context, "section", None)
+    return (getattr(context, "label", None) or "", section[-1] if section else "")
 
 
 # What the table's run takes from its own context, not the command's
@@ -852,7 +862,8 @@ def build(block: Block) -> list[Parsed | Problem]:
         # A table beside the printed results is their summary: they are the runs, the table
         # stays a published table.
         return published_markdown.read_table(block)
-    found = runs(block.lines, block.context.label_or_heading or "", block.context.prose) or []
+    found = runs(block.lines, block.context.label_or_heading or "", block.context.prose,
+                 _over(block.context)) or []
     out: list[Parsed | Problem] = []
     context = block.context
     # The benchmark command (and printed Namespace) the table's runs ran with
