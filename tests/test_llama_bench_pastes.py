@@ -439,6 +439,20 @@ def test_a_table_without_outer_pipes_and_one_dash_delimiters(tmp_path):
         ("Vulkan", "pp512", 881.38, 2.11), ("Vulkan", "tg128", 52.82, 0.04)]
 
 
+def test_an_html_table_headed_tok_s_reads_as_the_pipe_table_it_stands_for(tmp_path):
+    text = ("## Qwen3.6-27B\n\n<table>\n<thead>\n<tr>\n<th>Backend</th>\n<th>Config</th>\n"
+            "<th>Prompt tok/s</th>\n<th>Decode tok/s</th>\n</tr>\n</thead>\n<tbody>\n<tr>\n"
+            "<td>Vulkan</td>\n<td>baseline</td>\n<td>73.71</td>\n<td>12.29</td>\n</tr>\n<tr>\n"
+            "<td>Vulkan</td>\n<td>ring1</td>\n<td>53.46</td>\n<td><strong>18.77</strong></td>\n"
+            "</tr>\n</tbody>\n</table>\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.model_type, r.backends, r.label, r.test, r.avg_ts, r.line_start) for r in got] == [
+        ("Qwen3.6-27B", "Vulkan", "baseline", "pp", 73.71, 13),
+        ("Qwen3.6-27B", "Vulkan", "baseline", "tg", 12.29, 13),
+        ("Qwen3.6-27B", "Vulkan", "ring1", "pp", 53.46, 19),
+        ("Qwen3.6-27B", "Vulkan", "ring1", "tg", 18.77, 19)]
+
+
 def test_a_table_flattened_onto_one_line_is_read_row_by_row(tmp_path):
     text = (" Qwen 3.6 35B-A3B\n | model | size | params | backend | ngl | test | t/s | "
             "| --------------- | ---------: | ------: | ------- | --: | -----: | ------------: | "

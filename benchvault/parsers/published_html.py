@@ -114,8 +114,8 @@ def build(block: Block) -> list[Parsed | Problem]:
 
 # What makes an HTML table a run's (a serving latency as vLLM names it, a llama-bench test);
 # an exported report's tables of other figures (`Prompt TPS`, `Avg Latency (s)`) stay published.
-RUN_WORDS = re.compile(r"(?<![A-Za-z])(?:TTFT|TPOT|ITL|E2EL?|(?:pp|tg)\s?\d+|t/s)(?![A-Za-z])",
-                       re.I)
+RUN_WORDS = re.compile(r"(?<![A-Za-z])(?:TTFT|TPOT|ITL|E2EL?|(?:pp|tg)\s?\d+"
+                       r"|(?:t|tok|tokens?)\s?/\s?s(?:ec)?|req(?:uests?)?\s?/\s?s)(?![A-Za-z])", re.I)
 
 
 def _claimed(block: Block, before: int, html: str, header: list[str],
