@@ -168,6 +168,16 @@ def test_decimal_commas_remarks_and_a_build_cell_of_words(tmp_path):
         ("tg128", 13.9, 1.73, None, 4749, "Q4_K_XL")]
 
 
+def test_a_footnote_mark_after_a_figure_is_no_part_of_it(tmp_path):
+    rows, warnings = read(tmp_path, "\n".join([
+        "| Model | Prefill (tok/s) | Decode (tok/s) |", "|---|---:|---:|",
+        "| Qwen3 8B Q4_K_M | **146.0** | 16.4¹ |", "| Qwen3 8B Q8_0 | 120.5 † | 12.0 |", "",
+        "¹ Decode over only 16 tokens is noisy."]) + "\n", "notes.md")
+    assert [(r.test, r.avg_ts) for r in rows if hasattr(r, "avg_ts")] == [
+        ("pp", 146.0), ("tg", 16.4), ("pp", 120.5), ("tg", 12.0)]
+    assert not [w for w in warnings if "not a number" in w]
+
+
 def test_kinds_after_a_run_name_flag_and_field_columns_and_remarks_in_cells(tmp_path):
     rows, _ = read(tmp_path, "\n".join([
         "llama-bench -m m.gguf -dev Vulkan1 -ngl 99 -p 512 -n 128", "",

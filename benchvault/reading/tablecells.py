@@ -23,7 +23,7 @@ from ..parsers.base import Block, Parsed
 LINE_BREAK_RE = re.compile(r"\s*<br\s*/?>\s*", re.I)
 # (`__` inside a word is no emphasis: `mean_tpot_ms__triton`)
 MARKUP_RE = re.compile(r"<[^>]+>|\*\*|(?<!\w)__|__(?!\w)|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|`")
-# `45.74`, `-0.6%`, `63.0 GB`, `13.5GB`, `1,234.5`, `~25.9%`, `878.31 ± 4.11`
+# `45.74`, `-0.6%`, `63.0 GB`, `13.5GB`, `1,234.5`, `~25.9%`, `878.31 ± 4.11`, `16.4¹`
 # A number in a cell: `1,234.5` (commas or spaces group thousands: `336 827`), `12.3`, `1e-3`, or a decimal comma
 # (`199,8`, `13,26`: a comma followed by other than three digits).  (Each run of digits is
 # read one way only: `\d*\.?\d+` took quadratic time on a long run of digits that was no number.)
@@ -32,7 +32,8 @@ NUMBER_CELL_RE = re.compile(
     r"|\d+,(?!\d{3}(?!\d))\d+"
     r"|(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?))"
     r"\s*(?P<unit>%|[A-Za-zµ]{1,6}(?:/[A-Za-z]{1,4})?)?"
-    r"\s*(?:(?:±|\+/-|\+-)\s*(?:\d+(?:[.,]\d+)?|[.,]\d+)\s*%?)?$")
+    r"\s*(?:(?:±|\+/-|\+-)\s*(?:\d+(?:[.,]\d+)?|[.,]\d+)\s*%?)?"
+    r"(?:\s*[\u00b9\u00b2\u00b3\u2070\u2074-\u2079†‡§]{1,3})?$")     # (a footnote's mark: `16.4¹`)
 DECIMAL_COMMA = re.compile(r"^[-+−]?\d+,(?!\d{3}(?!\d))\d+$")
 # A writer's remark in brackets after a cell's value (`101.2 (-16%)`, `0 (all GPU)`).
 CELL_REMARK = re.compile(r"\s*[(\[][^()\[\]]*[)\]]\s*$")
