@@ -178,6 +178,16 @@ def test_a_footnote_mark_after_a_figure_is_no_part_of_it(tmp_path):
     assert not [w for w in warnings if "not a number" in w]
 
 
+def test_columns_of_batch_sizes_and_of_each_rows_prompt_size(tmp_path):
+    rows, _ = read(tmp_path, "\n".join([
+        "| Input tokens | Batch | Ubatch | Prefill | Decode |", "|---:|---:|---:|---:|---:|",
+        "| 2,000 | 256 | 32 | 352.16 tok/s | 22.01 tok/s |",
+        "| 59,893 | 64 | 16 | 253.34 tok/s | 12.88 tok/s |"]) + "\n", "notes.md")
+    assert [(r.test, r.n_prompt, r.n_batch, r.n_ubatch, r.avg_ts) for r in rows] == [
+        ("pp2000", 2000, 256, 32, 352.16), ("tg", 0, 256, 32, 22.01),
+        ("pp59893", 59893, 64, 16, 253.34), ("tg", 0, 64, 16, 12.88)]
+
+
 def test_kinds_after_a_run_name_flag_and_field_columns_and_remarks_in_cells(tmp_path):
     rows, _ = read(tmp_path, "\n".join([
         "llama-bench -m m.gguf -dev Vulkan1 -ngl 99 -p 512 -n 128", "",

@@ -35,7 +35,7 @@ from typing import Any, Iterable
 from pydantic import ValidationError
 
 from ..reading.tablecells import (ARROWS, CELL_REMARK, DIFFERENCE, SLASH, Table, arrow_cell,
-                                  cell_number, cell_text, table)
+                                  cell_number, cell_text, printed_number, table)
 from ..schemas.llama_bench import LlamaBenchResult
 from .base import STRAY, Block, Parsed, Problem, claimed_table
 from .grammar import snake_name
@@ -66,6 +66,11 @@ LABEL_WORDS = (
     (re.compile(r"^cpu$", re.I), "cpu_info"),
     (re.compile(r"^(?:threads|n_threads)$", re.I), "n_threads"),
     (re.compile(r"^(?:gpu layers|n_gpu_layers)$", re.I), "n_gpu_layers"),
+    (re.compile(r"^(?:batch|batch size|n_batch)$", re.I), "n_batch"),
+    (re.compile(r"^(?:u-?batch|micro-?batch|ubatch size|n_ubatch)$", re.I), "n_ubatch"),
+    # (a column of each row's prompt size: `| Input tokens | Prefill | Decode |`)
+    (re.compile(r"^(?:input(?: size| length| len)?|prompt(?: size| length| len))"
+                r"(?: \(?tok(?:en)?s?\)?)?$|^prompt \(?tok(?:en)?s?\)?$|^isl$", re.I), "n_prompt"),
     # (a column that names each row: `| run | prefill | decode |`)
     (re.compile(r"^(?:run|config(?:uration)?|setup|variant|case|scenario)s?$", re.I), "label"),
 )
@@ -311,7 +316,8 @@ def _label_values(name: str, cell: str) -> dict[str, Any]:
             return {field: round(value * factors[words[1]])}
         return {"extra": {snake_name(header): text}}
     if field is not None and field in FIELDS and field not in ("id", "extra", "env"):
-        for value in dict.fromkeys((text, CELL_REMARK.sub("", text))):  # (`0 (all GPU)`)
+        # (`0 (all GPU)`; `2,000` written with a thousands' comma)
+        for value in dict.fromkeys((text, CELL_REMARK.sub("", text), printed_number(text)[0] or "")):
             try:
                 return {field: typed(field, value)}
             except ValueError:
@@ -659,7 +665,12 @@ def merged(labels: dict[str, Any], test: dict[str, int], rate: dict[str, float],
               "_unread": [*labels.get("_unread", []), *rate.get("_unread", [])]}
     if labels.get("label") and (run or {}).get("label"):     # (the row's name and the run's)
         values["label"] = f"{labels['label']} {run['label']}"
-    # (a size the table and the command leave unknown: the test is its kind, `pp` / `tg`)
+    # (a size the table and the command leave unknown: one a column of the row gives, else the
+    # test is its kind, `pp` / `tg`)
+    for key in ("n_prompt", "n_gen"):
+        if test[key] is None and isinstance(labels.get(key), int) and labels[key] > 0:
+            test = {**test, key: labels[key]}
+            values[key] = labels[key]
     values["test"] = test_name(test["n_prompt"], test["n_gen"], test["n_depth"]) \
         if None not in (test["n_prompt"], test["n_gen"]) \
         else ("pp" if test["n_prompt"] is None else "tg")
