@@ -289,6 +289,16 @@ def test_a_workload_in_the_heading_holds_under_a_label_of_its_own(tmp_path, fold
         ("Results", "GPT-OSS-120B", 32, 4076.0), ("Results", "GPT-OSS-20B", 32, 3605.0)]
 
 
+def test_lengths_written_together_under_isl_osl_and_mc_for_concurrency(tmp_path):
+    text = ("| ISL/OSL | MC | out tok/s base | out tok/s tuned | out Δ |\n|---|---|---|---|---|\n"
+            "| 1000/100 | 4 | 248.6 | 235.3 | -5.4% |\n| 1000/100 | 64 | 1453.8 | 1571.7 | +8.1% |\n")
+    got = read_note(tmp_path, text, RUNS.format(
+        "random_input_len, random_output_len, max_concurrency, output_throughput"))
+    assert [tuple(r.values()) for r in got] == [
+        ("base", 1000, 100, 4, 248.6), ("tuned", 1000, 100, 4, 235.3),
+        ("base", 1000, 100, 64, 1453.8), ("tuned", 1000, 100, 64, 1571.7)]
+
+
 def test_thousands_written_k_and_lengths_written_k_left_empty(tmp_path):
     text = ("| ISL (tokens) | Concurrency | Output tok/s | TTFT (ms) |\n|---|---|---|---|\n"
             "| 8k | 16 | 1.2k | 250 |\n| 1024 | 32 | 2,400 | 300 |\n")

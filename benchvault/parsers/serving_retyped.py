@@ -70,7 +70,7 @@ BARE_TOKENS = re.compile(r"^(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tps|(?:token\s*)?thro
 # Settings and counts a hand-made table names in its own words (before the vocabulary's
 # `Concurrency:`, which is SGLang's measured concurrency, not the setting a table's column is).
 SETTINGS = (
-    (re.compile(r"^(?:max(?:imum)?\s*)?(?:request\s*)?conc(?:urr?(?:ency)?)?\b|^c$|^bs$"),
+    (re.compile(r"^(?:max(?:imum)?\s*)?(?:request\s*)?conc(?:urr?(?:ency)?)?\b|^c$|^bs$|^mc$"),
      "max_concurrency"),
     (re.compile(r"^(?:traffic\s*)?request\s*rate\b|^rate\b|^qps$"), "request_rate"),
     (re.compile(r"^(?:num(?:ber of)?[\s_]*)?prompts\b|^n$|^n\s*req(?:uests)?$|^total\s*requests$"),
@@ -489,8 +489,10 @@ def _column_runs(t: Table, stated: bool = False) -> list[Run] | None:
     for index, row in t.body:
         if not _numeric(row):
             continue
+        # (`1000/100` under `ISL/OSL`: the row's settings, not its name)
         label = row[0] if row and row[0] and number(row[0])[0] is None \
-            and _names_its_row(header[0], row[0]) else None
+            and _names_its_row(header[0], row[0]) and len(_cells_of(header[0], row[0])) < 2 \
+            else None
         shared: list[tuple[str, str, int]] = []
         own: dict[str, list[tuple[str, str, int]]] = {}
         for c, text in enumerate(row):
@@ -740,6 +742,10 @@ def _one_metric(name: str) -> list[str]:
 ALTERNATIVES = re.compile(r"(?<![\w/])([A-Za-z][\w.]*(?:\s*/\s*[A-Za-z][\w.]*)+)(?![\w/])")
 
 
+# The lengths a sweep's cell may write together (`1000/100` under `ISL/OSL`).
+LENGTHS = {"random_input_len", "random_output_len"}
+
+
 def _cells_of(name: str, text: str) -> list[tuple[str, str]]:
     """(label, text) for each figure of a cell: one per word of an `a/b` header when the cell
     holds as many figures parted by `/`, else the cell under each name the header stands for."""
@@ -749,6 +755,7 @@ def _cells_of(name: str, text: str) -> list[tuple[str, str]]:
             words = SLASH.split(group.group(1))
             if len(words) == len(parts) and all(
                     STAT_ONLY.match(w.lower()) or any(p.fullmatch(w.lower()) for p, _ in METRICS)
+                    or (m := meaning(w)) is not None and m.column in LENGTHS     # (`ISL/OSL`)
                     for w in words):
                 return [(name[:group.start()] + w + name[group.end():], part)
                         for w, part in zip(words, parts)]
