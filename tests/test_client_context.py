@@ -340,6 +340,11 @@ def test_a_run_without_a_command_takes_the_model_its_prose_names(tmp_path):
     ("### Raw Test 1: 128 prompt / 128 output tokens",
      {"random_input_len": 128, "random_output_len": 128}),
     ("- **Requests per Level**: 50", {"num_prompts": 50}),
+    ("### Reference Results (RTX 5090, 100 concurrent requests)", {"max_concurrency": 100}),
+    ("Prompt 128 tokens, output 256 tokens.", {"random_input_len": 128, "random_output_len": 256}),
+    ("- concurrency 8, infinite offered request rate, fixed seed `20260812`",
+     {"max_concurrency": 8, "seed": 20260812}),
+    ("seed-oss 36B on one GPU", {}),
     ("concurrency from 1 to 32, input: 8k", {}),             # a range, a rounded length
     ("ISL=1024 here, ISL=2048 there", {}),                    # stated twice differently
 ])

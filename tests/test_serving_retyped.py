@@ -299,6 +299,15 @@ def test_lengths_written_together_under_isl_osl_and_mc_for_concurrency(tmp_path)
         ("base", 1000, 100, 64, 1453.8), ("tuned", 1000, 100, 64, 1571.7)]
 
 
+def test_a_groups_lengths_written_with_blanks(tmp_path):
+    text = ("| scenario | metric | stock | tuned |\n|---|---|---|---|\n"
+            "| in2048 / out512 | output tok/s | 700.5 | 810.2 |\n| | median TTFT (ms) | 1500.1 | 1210.4 |\n")
+    got = read_note(tmp_path, text, RUNS.format(
+        "random_input_len, random_output_len, output_throughput, median_ttft_ms"))
+    assert [tuple(r.values()) for r in got] == [
+        ("stock", 2048, 512, 700.5, 1500.1), ("tuned", 2048, 512, 810.2, 1210.4)]
+
+
 def test_thousands_written_k_and_lengths_written_k_left_empty(tmp_path):
     text = ("| ISL (tokens) | Concurrency | Output tok/s | TTFT (ms) |\n|---|---|---|---|\n"
             "| 8k | 16 | 1.2k | 250 |\n| 1024 | 32 | 2,400 | 300 |\n")

@@ -235,7 +235,8 @@ def model_in_prose(lines: tuple[str, ...]) -> str | None:
 # A workload as a note states it: `ISL=6400 / OSL=400`, `input_len=512 / output_len=256`,
 # `inp len: 32768`, `in2048/out128`, `ISL/OSL = 1024/1024`, `3000 input tokens, 30 output
 # tokens`, `128 prompt / 128 output tokens`, `输入=200, 输出=100`, `num_prompts=200`, `645 prompts`,
-# `at concurrency 16`, `random 2048/256 @ conc 64`.
+# `at concurrency 16`, `random 2048/256 @ conc 64`, `100 concurrent requests`, `seed 0`,
+# `Prompt 128 tokens, output 256 tokens`.
 _N = r"(\d{1,7})(?![\d.,]*\d|\s*[kKmM%])"
 _INPUT = r"(?:isl|input[_ -]?len(?:gth)?|inp\s+len|random[_-]input(?:[_-]len)?|prompt[_ ]len(?:gth)?|input|输入|入力)"
 _OUTPUT = r"(?:osl|output[_ -]?len(?:gth)?|out\s+len|random[_-]output(?:[_-]len)?|gen(?:eration)?[_ ]len(?:gth)?|output|输出|出力)"
@@ -251,12 +252,17 @@ PROSE_WORKLOAD = (
     (re.compile(r"(?<![\w.,])(\d{1,7})\s+(?:input|prompt)(?:\s+tokens?)?\s*[,/]\s*(\d{1,7})\s+output\b",
                 re.I),
      ("random_input_len", "random_output_len")),
+    # (`Prompt 128 tokens, output 256 tokens`)
+    (re.compile(r"(?<![\w-])(?:prompt|input)\s+(\d{1,7})\s+tokens?\s*[,/]?\s*(?:and\s+)?output\s+"
+                + _N + r"\s+tokens?\b", re.I), ("random_input_len", "random_output_len")),
     (re.compile(r"\bnum[_ -]?prompts\s*[=:：]\s*" + _N + r"|(?<![\w.,])(\d{1,7})\s+prompts\b"
                 + r"|(?<![\w.,])(\d{1,7})\s+requests\s+(?:per|each|in\s+each)\s+run\b"
                 + r"|\brequests\s+per\s+(?:run|level|step|point)\**\s*[=:：]\s*" + _N
                 + r"|请求数量\s*[=:：]\s*" + _N, re.I), ("num_prompts",)),
-    (re.compile(r"\b(?:max[_ ])?conc(?:urrency)?(?:\s+level)?\s*(?:[=:：]|of)?\s*" + _N, re.I),
+    (re.compile(r"\b(?:max[_ ])?conc(?:urrency)?(?:\s+level)?\s*(?:[=:：]|of)?\s*" + _N
+                + r"|(?<![\w.,])(\d{1,7})\s+concurrent\s+(?:requests|users|clients|streams)\b", re.I),
      ("max_concurrency",)),
+    (re.compile(r"(?<![\w-])(?:--)?seed\s*[=:：]?\s*`?(\d{1,10})(?![\d.,]*\d)", re.I), ("seed",)),
     # (`--request-rate 1`, `request rate: 0.5`, `qps=4`; not `qps 40+`, a range of them)
     (re.compile(r"(?<![\w-])(?:--request-rate|request[_ ]rate|qps|rps)\s*[=:：]?\s*"
                 r"(\d{1,4}(?:\.\d+)?)(?![\d.]*\d|\s*[kKmM%+])", re.I), ("request_rate",)),

@@ -448,6 +448,9 @@ def _group_settings(group: str | None) -> dict[str, Any]:
                        random_output_len=int(lengths.group(2)))
         elif match := LABEL_SETTING.match(word):
             out.update(_setting(match))
+    if not out:             # (`in1024 / out1024`, written with blanks)
+        out = {k: v for k, v in workload_in_prose((cell_text(group or ""),)).items()
+               if k in LENGTHS}
     return out
 
 
@@ -635,7 +638,7 @@ def runs(lines: list[str], heading: str = "", prose: tuple[str, ...] = (),
     t = table(lines)
     if t is None:
         return None
-    stated = bool(workload_in_prose(tuple(filter(None, over or (heading,)))))
+    stated = bool(workload_in_prose(tuple(filter(None, over or (heading,)))).keys() - {"seed"})
     t, words = _arrow_header(_prose_units(t, prose) if prose else t)
     found = _before_after(_grouped_row_runs(t) or _row_runs(t, stated) or _stat_row_runs(t)
                           or _column_runs(t, stated) or _cell_runs(t)
@@ -702,8 +705,8 @@ def _label_settings(label: str | None) -> tuple[dict[str, Any], str | None]:
     if match:
         return _setting(match), label
     bracket = BRACKETED_SETTINGS.search(text)
-    if bracket is None:
-        return {}, label
+    if bracket is None:     # (`in1024 / out1024 baseline`: the lengths, the name kept whole)
+        return {k: v for k, v in workload_in_prose((text,)).items() if k in LENGTHS}, label
     found = [_setting(m) for m in IN_BRACKET.finditer(bracket.group(1))]
     if not found or not all(found):
         return {}, label
