@@ -300,6 +300,33 @@ def test_a_launch_scripts_variables_and_remarks_after_continuations(tmp_path):
          "gpu_memory_utilization": 0.85, "dtype": "auto", "max_model_len": 16384}]
 
 
+@pytest.mark.parametrize("line, launch", [
+    ("sudo docker run --runtime nvidia --gpus all -p 8000:8000 --ipc=host "
+     "-e VLLM_WORKER_MULTIPROC_METHOD=spawn vllm/vllm-openai:v0.8.3 "
+     "--model meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.95",
+     {"model": "meta-llama/Llama-3.1-8B-Instruct", "version": "0.8.3",
+      "gpu_memory_utilization": 0.95, "port": 8000}),
+    ("docker run --gpus all acme/vllm-gh200:latest --model Qwen/Qwen3-8B --max-model-len 8192",
+     {"model": "Qwen/Qwen3-8B", "version": None, "gpu_memory_utilization": None, "port": 8000}),
+])
+def test_an_image_that_runs_the_server_as_its_entrypoint_is_a_launch(tmp_path, line, launch):
+    note = tmp_path / "run.md"
+    note.write_text(f"```\n{line}\n```\n", encoding="utf-8")
+    db = tmp_path / "w.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT model, version, gpu_memory_utilization, port FROM server_launches") \
+        == [launch]
+
+
+def test_an_image_before_a_command_is_no_launch_of_its_own(tmp_path):
+    note = tmp_path / "run.md"
+    note.write_text("```\ndocker run --gpus all vllm/vllm-openai:v0.11.0 vllm bench serve "
+                    "--dataset-name random --model Qwen/Qwen3-8B\n```\n", encoding="utf-8")
+    db = tmp_path / "w.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT count(*) AS n FROM server_launches") == [{"n": 0}]
+
+
 @pytest.mark.parametrize("prose, model", [
     ("Qwen/Qwen3-32B sharegpt dataset test in different request rate:", "Qwen/Qwen3-32B"),
     ("A sweep of `amd/Llama-3.3-70B-Instruct-FP8-KV` at 8 GPUs.", "amd/Llama-3.3-70B-Instruct-FP8-KV"),

@@ -27,7 +27,10 @@ BENCH_COMMANDS = {
 
 # Server launches; the engine a client talked to is most often told by the launch before it.
 LAUNCH_COMMANDS = {
-    "vllm": re.compile(r"\bvllm\s+serve\b|\bvllm\.entrypoints\.(?:openai\.)?api_server\b"),
+    # (and an image that runs vLLM's server as its entrypoint, given the server's options:
+    # `docker run ... vllm/vllm-openai:v0.8.3 --model ...`)
+    "vllm": re.compile(r"\bvllm\s+serve\b|\bvllm\.entrypoints\.(?:openai\.)?api_server\b"
+                       r"|(?<![\w./:-])[\w.-]+/[\w.-]*vllm[\w.-]*(?::[\w.-]+)?(?=\s+--[a-z])"),
     "llama.cpp": re.compile(r"\bllama-server\b|/server\s+-m\b"),
     "sglang": re.compile(r"\bsglang\.launch_server\b|\bsglang\s+serve\b"),
 }

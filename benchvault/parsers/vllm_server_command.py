@@ -24,6 +24,9 @@ from .runcontext import LAUNCH_COMMANDS
 from .vllm_server import SHORT_FLAGS, TABLE, unreadable_args
 from .vllm_server_log import split_log_line
 
+# The release an image's tag names (`vllm/vllm-openai:v0.8.3`, `...:0.9.1-cu128`), not
+# `latest` or `nightly`.
+IMAGE_VERSION = re.compile(r"/[\w./-]+:v?(\d+\.\d+(?:\.\d+)?(?:\.?post\d+|rc\d+)?)(?![\w.])")
 ANY_LAUNCH = re.compile("|".join(f"(?:{p.pattern})" for p in LAUNCH_COMMANDS.values()))
 
 
@@ -43,6 +46,9 @@ def build(line: int, text: str, context: Context) -> Facts | None:
                   "positionals": [p for p in command.positionals if not p.startswith(("#", "`"))]}
         if command.env:
             values["args"]["env"] = command.env
+        # (an image tagged with the release it holds: `vllm/vllm-openai:v0.8.3`)
+        if (tag := IMAGE_VERSION.search(command.program)) is not None:
+            values["version"] = tag.group(1)
         # A number a column needs that is none (`--max-model-len !096`): said, not stored.
         warnings = [(line, f"{engine} argument {key}: cannot read {value!r}, not stored")
                     for key, value in unreadable_args(command.args, engine)]
@@ -55,10 +61,11 @@ FORMAT = LineFormat(
     name="vllm_server_command",
     table=TABLE,
     description="Server launch command line (`vllm serve`, the OpenAI api_server module, "
-                "SGLang launch_server, llama-server): begins a launch.",
+                "an image that runs it, SGLang launch_server, llama-server): begins a launch.",
     upstream=("vllm serve (0.5+)", "python -m vllm.entrypoints.openai.api_server",
+              "docker run ... vllm/vllm-openai:TAG --model ...",
               "python -m sglang.launch_server", "llama-server"),
-    markers=("serve", "api_server", "launch_server", "/server"),
+    markers=("serve", "api_server", "launch_server", "/server", "vllm"),
     pattern=ANY_LAUNCH,
     build=build,
 )

@@ -134,12 +134,16 @@ WRAPPERS: dict[tuple[str, ...], tuple[frozenset[str], int]] = {
     ("zsh", "-c"): (frozenset(), 0), ("bash", "-lc"): (frozenset(), 0),
 }
 _WRAPPER_FIRST = {name[0] for name in WRAPPERS}
+# A container image, its repository and tag (`vllm/vllm-openai:v0.8.3`): a program when the
+# image's entrypoint is one.
+IMAGE_WORD = re.compile(r"[\w.-]+(?::\d+)?/[\w./-]+(?::[\w.-]+)?(?=\s)")
 _QUOTES = ("'", '"')
 
 
-def _wraps(words: list[str], i: int) -> bool:
+def _wraps(words: list[str], i: int, image: bool = False) -> bool:
     """Do ``words[i:]`` form a whole wrapper invocation (`docker exec -it NAME`), so the words
-    after them are the command it runs?"""
+    after them are the command it runs?  ``image``: the next word is a container image whose
+    entrypoint is the program (`docker run ... vllm/vllm-openai:v0.8.3 --model ...`)."""
     first = words[i].rsplit("/", 1)[-1].lower()
     for name, (value_options, operands) in WRAPPERS.items():
         if first != name[0] or [w.lower() for w in words[i + 1:i + len(name)]] != list(name[1:]):
@@ -157,15 +161,15 @@ def _wraps(words: list[str], i: int) -> bool:
                 j += 1
             else:
                 break
-        if j == len(words) and operands == 0:
+        if j == len(words) and (operands == 0 or image and operands == 1 and name[-1] == "run"):
             return True
     return False
 
 
-def _strip_wrapper(words: list[str]) -> bool:
+def _strip_wrapper(words: list[str], image: bool = False) -> bool:
     """Drop the wrapper the words end with (the innermost one); False when they end with none."""
     for i in range(len(words) - 1, -1, -1):
-        if words[i].rsplit("/", 1)[-1].lower() in _WRAPPER_FIRST and _wraps(words, i):
+        if words[i].rsplit("/", 1)[-1].lower() in _WRAPPER_FIRST and _wraps(words, i, image):
             del words[i:]
             return True
     return False
@@ -179,9 +183,12 @@ def invoked_at(text: str, start: int) -> bool:
     a wrapper that runs it (`docker exec -it NAME`, `kubectl exec POD --`, `srun ...`,
     `sudo`, `nohup`, `time`), a `... command:` label, list or code markup."""
     prefix = SHELL_SEPARATORS.split(text[:_program_start(text, start)])[-1]
+    image = IMAGE_WORD.match(text, start) is not None       # (a container's entrypoint)
     # A prompt symbol repaired from mojibake can stick to the next word (`🟠⯠VAR=1`).
     words = [GLUED_PROMPT.sub("", w) or "❯" for w in prefix.split()]
     while words:
+        if image and _strip_wrapper(words, image):     # (`-e VAR=1` is the wrapper's own)
+            continue
         # (`` `VAR=1 vllm bench ...` ``, `` `python3 -m sglang...` ``: a code span's backtick
         # before the first word)
         if (INTERPRETER_WORD.match(words[-1].lstrip("`"))
@@ -190,7 +197,7 @@ def invoked_at(text: str, start: int) -> bool:
             words.pop()
         elif words[-1] in _QUOTES and _strip_wrapper(inner := words[:-1]):
             words[:] = inner                 # `bash -c "vllm bench serve ..."`
-        elif not _strip_wrapper(words):
+        elif not _strip_wrapper(words, image):
             break
     if not words:
         return True
