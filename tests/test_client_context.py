@@ -333,6 +333,9 @@ def test_an_image_before_a_command_is_no_launch_of_its_own(tmp_path):
     ("see vllm/benchmarks/serve.py and https://hf.co/Qwen/Qwen3-8B", None),     # a path, a URL
     ("1000 tok/s at 5 req/s, input/output 1024/128", None),
     ("Qwen/Qwen3-8B against meta-llama/Llama-3.1-8B", None),                       # two named
+    # (a line labelled `Model` says which of the models it names is the one)
+    ("- Model / implementation: `gemma-4-26B-A4B-it` / `gemma4-autoport`", "gemma-4-26B-A4B-it"),
+    ("**Model:** Qwen3-8B vs Llama-3.1-8B", None),
 ])
 def test_the_one_model_a_notes_prose_names(prose, model):
     from benchvault.parsers.runcontext import model_in_prose

@@ -45,6 +45,8 @@ from conftest import ingest_into, rows
     ("Tok/s", "output_throughput", 1.0),     # vLLM's headline figure, the output tokens'
     ("Total Tput (tok/s)", "total_token_throughput", 1.0),
     ("Total Requests", "num_prompts", 1.0),
+    ("Requests", "num_prompts", 1.0),
+    ("MC", "max_concurrency", 1.0),
     ("Per-token latency (ms)", "mean_tpot_ms", 1.0),     # a token's latency, not a request's
     ("Decode latency per token", "mean_tpot_ms", 1.0),
     ("Throughput (req/min)", "request_throughput", 1 / 60),

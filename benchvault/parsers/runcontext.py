@@ -232,7 +232,22 @@ def model_in_prose(lines: tuple[str, ...]) -> str | None:
     if found:
         return found.pop() if len(found) == 1 else None
     bare = {name for line in lines for name in models_named(line)}
+    if len(bare) > 1:       # (`- Model / implementation: gemma-4-26B-A4B-it / gemma4-autoport`)
+        # (not a line that compares models: `Model: Qwen3-8B vs Llama-3.1-8B`)
+        labelled = [m.group(1) for line in lines if (label := MODEL_LABEL.match(line))
+                    and not COMPARED.search(line) and (m := _first_model(line, label.end()))]
+        bare = set(labelled[:1]) if len(set(labelled)) == 1 else bare
     return bare.pop() if len(bare) == 1 else None
+
+
+def _first_model(line: str, start: int) -> "re.Match[str] | None":
+    return next((m for m in BARE_MODEL_RE.finditer(line, start)
+                 if not m.group(1).lower().endswith(".gguf")), None)
+
+
+COMPARED = re.compile(r"\b(?:vs\.?|versus|and|against)\s", re.I)
+# A line that says which model it names first: `- Model: ...`, `**Model / implementation**: ...`.
+MODEL_LABEL = re.compile(r"^[\s*>#-]*\**models?\b[^:：\n]{0,40}[:：]\**\s*", re.I)
 
 
 # A workload as a note states it: `ISL=6400 / OSL=400`, `input_len=512 / output_len=256`,

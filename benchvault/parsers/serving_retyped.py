@@ -73,7 +73,8 @@ SETTINGS = (
     (re.compile(r"^(?:max(?:imum)?\s*)?(?:request\s*)?conc(?:urr?(?:ency)?)?\b|^c$|^bs$|^mc$"),
      "max_concurrency"),
     (re.compile(r"^(?:traffic\s*)?request\s*rate\b|^rate\b|^qps$"), "request_rate"),
-    (re.compile(r"^(?:num(?:ber of)?[\s_]*)?prompts\b|^n$|^n\s*req(?:uests)?$|^total\s*requests$"),
+    (re.compile(r"^(?:num(?:ber of)?[\s_]*)?prompts\b|^n$|^n\s*req(?:uests)?$|^total\s*requests$"
+                r"|^req(?:uest)?s$"),
      "num_prompts"),
     # the concurrency a run reached (SGLang's printed `Concurrency:`), not the one it was given
     (re.compile(r"^(?:achieved|actual|measured|avg|average|mean)\s*concurrency\b"), "concurrency"),
