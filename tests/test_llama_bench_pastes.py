@@ -188,6 +188,18 @@ def test_columns_of_batch_sizes_and_of_each_rows_prompt_size(tmp_path):
         ("pp59893", 59893, 64, 16, 253.34), ("tg", 0, 64, 16, 12.88)]
 
 
+def test_rows_that_describe_what_each_measured_under_model_columns(tmp_path):
+    rows, _ = read(tmp_path, "\n".join([
+        "| Measurement | Qwen 3.5 2B | Ling 3.0 Tiny |", "|---|---:|---:|",
+        "| GGUF | Q5_K_M, 1.42 GB | Q4_K_M, 4.82 GB |",
+        "| Initial ~14K prompt | 429.87 t/s | 88.72 t/s |",
+        "| Generation around 14K | 38.5 t/s | 22.02 t/s |"]) + "\n", "notes.md")
+    # (a column a model family names is the model's; another one's name is its label)
+    assert [(r.model_type, r.label, r.test, r.avg_ts) for r in rows if hasattr(r, "avg_ts")] == [
+        ("Qwen 3.5 2B", "Qwen 3.5 2B", "pp", 429.87), (None, "Ling 3.0 Tiny", "pp", 88.72),
+        ("Qwen 3.5 2B", "Qwen 3.5 2B", "tg", 38.5), (None, "Ling 3.0 Tiny", "tg", 22.02)]
+
+
 def test_kinds_after_a_run_name_flag_and_field_columns_and_remarks_in_cells(tmp_path):
     rows, _ = read(tmp_path, "\n".join([
         "llama-bench -m m.gguf -dev Vulkan1 -ngl 99 -p 512 -n 128", "",

@@ -39,6 +39,7 @@ from ..reading.tablecells import (ARROWS, CELL_REMARK, DIFFERENCE, SLASH, Table,
 from ..schemas.llama_bench import LlamaBenchResult
 from .base import STRAY, Block, Parsed, Problem, claimed_table
 from .grammar import snake_name
+from .runcontext import models_named
 from .llama_bench import (BACKENDS, CELL_FLAG, COLUMN_FIELDS, COUNT_FACTORS, FIELDS, FLAG_FIELDS,
                           HEADER_RE, QUANT_IN_NAME, QUANT_WORD, SIZE_FACTORS, build_from,
                           model_parts, run_context, test_name, typed)
@@ -151,6 +152,17 @@ def bare_kind(header: str) -> tuple[str, str] | None:
         run, last = " ".join(words[:-2]), " ".join(words[-2:])
         kind = BARE_TESTS.get(last.lower())
     return (kind, run.strip()) if kind and run.strip() else None
+
+
+# A kind's one word among a row name's others, where the rows of a llama.cpp table describe
+# what each measured (`Initial ~14K prompt`, `Generation near 18-20K`).
+KIND_WORD = re.compile(r"(?<![\w-])(prompt|prefill|generation|decode|pp|tg)(?![\w-])", re.I)
+
+
+def _kind_in_words(name: str) -> tuple[str, str] | None:
+    """(kind, "") of the one kind a row's name says among other words, None for none or two."""
+    kinds = {BARE_TESTS[m.group(1).lower()] for m in KIND_WORD.finditer(cell_text(name))}
+    return (kinds.pop(), "") if len(kinds) == 1 else None
 
 
 def test_of(text: str) -> dict[str, int] | None:
@@ -464,6 +476,8 @@ def _results(t: Table, command: str | None = None, heading: str = ""
     if first and not all(first):        # (rows named by kind alone: `Prompt processing`)
         kinds = [bare_kind(DEPTH_SUFFIX.sub("", row[0])) if row else None for _, row in t.body]
         kinds = [k if k and not k[1] else None for k in kinds]
+        if not named_at and _of_llama(t, ()):  # (`Initial ~14K prompt`, `Generation near 18K`)
+            kinds = [k or _kind_in_words(row[0] if row else "") for k, (_, row) in zip(kinds, t.body)]
         if {k[0] for k in kinds if k} | {"pp" if f["n_prompt"] else "tg"
                                          for f in first if f} == {"pp", "tg"}:
             first = [f or (_at_depth(bare_test(k[0], command), row) if k else None)
@@ -584,6 +598,9 @@ def _run(header: str, columns: list[int]) -> dict[str, Any]:
     if quant is None and backend is None and (quant := QUANT_WORD.search(name)):
         # (`gemma4:26b Q4_K_XL tg128`: a model and its quantization per column)
         return {"label": name, "model_type": name, "model_ftype": quant.group("quant")}
+    joined = re.sub(r"\s+", "-", name)
+    if backend is None and models_named(joined) == {joined}:   # (`| Metric | Qwen 3.5 2B | ...`)
+        return {"label": name, "model_type": name}
     return {"label": name, **({"backends": backend} if backend else {}),
             **({"model_ftype": quant.group("quant")} if quant else {})}
 
