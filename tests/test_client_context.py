@@ -375,6 +375,8 @@ def test_a_run_without_a_command_takes_the_model_its_prose_names(tmp_path):
     ("- concurrency 8, infinite offered request rate, fixed seed `20260812`",
      {"max_concurrency": 8, "seed": 20260812}),
     ("seed-oss 36B on one GPU", {}),
+    ("- 64 measured requests per run, exactly 128 input and 64 output tokens each",
+     {"num_prompts": 64, "random_input_len": 128, "random_output_len": 64}),
     ("concurrency from 1 to 32, input: 8k", {}),             # a range, a rounded length
     ("ISL=1024 here, ISL=2048 there", {}),                    # stated twice differently
 ])

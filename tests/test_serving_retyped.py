@@ -310,6 +310,17 @@ def test_a_groups_lengths_written_with_blanks(tmp_path):
         ("stock", 2048, 512, 700.5, 1500.1), ("tuned", 2048, 512, 810.2, 1210.4)]
 
 
+@pytest.mark.parametrize("setup, concurrency", [("## Workload and controls", 8), ("## Why", None)])
+def test_a_setup_sections_prose_holds_for_the_results_beside_it(tmp_path, setup, concurrency):
+    text = (f"{setup}\n\n- Qwen3-14B BF16\n- concurrency 8, 64 prompts\n\n## Median observations\n\n"
+            "| Arm | Output tok/s | TTFT p99 (ms) |\n|---|---:|---:|\n"
+            "| clean | 59.920 | 520.259 |\n| packed | 59.088 | 515.872 |\n")
+    got = read_note(tmp_path, text, RUNS.format("model, max_concurrency, output_throughput"))
+    model = "Qwen3-14B" if concurrency else None
+    assert [tuple(r.values()) for r in got] == [
+        ("clean", model, concurrency, 59.92), ("packed", model, concurrency, 59.088)]
+
+
 def test_thousands_written_k_and_lengths_written_k_left_empty(tmp_path):
     text = ("| ISL (tokens) | Concurrency | Output tok/s | TTFT (ms) |\n|---|---|---|---|\n"
             "| 8k | 16 | 1.2k | 250 |\n| 1024 | 32 | 2,400 | 300 |\n")

@@ -267,14 +267,14 @@ PROSE_WORKLOAD = (
      ("random_input_len", "random_output_len")),
     (re.compile(r"(?<![\w-])random\s+(\d{1,7})\s*/\s*" + _N, re.I),      # `random 2048/256`
      ("random_input_len", "random_output_len")),
-    (re.compile(r"(?<![\w.,])(\d{1,7})\s+(?:input|prompt)(?:\s+tokens?)?\s*[,/]\s*(\d{1,7})\s+output\b",
+    (re.compile(r"(?<![\w.,])(\d{1,7})\s+(?:input|prompt)(?:\s+tokens?)?\s*(?:[,/]|and)\s*(\d{1,7})\s+output\b",
                 re.I),
      ("random_input_len", "random_output_len")),
     # (`Prompt 128 tokens, output 256 tokens`)
     (re.compile(r"(?<![\w-])(?:prompt|input)\s+(\d{1,7})\s+tokens?\s*[,/]?\s*(?:and\s+)?output\s+"
                 + _N + r"\s+tokens?\b", re.I), ("random_input_len", "random_output_len")),
     (re.compile(r"\bnum[_ -]?prompts\s*[=:：]\s*" + _N + r"|(?<![\w.,])(\d{1,7})\s+prompts\b"
-                + r"|(?<![\w.,])(\d{1,7})\s+requests\s+(?:per|each|in\s+each)\s+run\b"
+                + r"|(?<![\w.,])(\d{1,7})\s+(?:measured\s+|timed\s+)?requests\s+(?:per|each|in\s+each)\s+run\b"
                 + r"|\brequests\s+per\s+(?:run|level|step|point)\**\s*[=:：]\s*" + _N
                 + r"|请求数量\s*[=:：]\s*" + _N, re.I), ("num_prompts",)),
     (re.compile(r"\b(?:max[_ ])?conc(?:urrency)?(?:\s+level)?\s*(?:[=:：]|of)?\s*" + _N

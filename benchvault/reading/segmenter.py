@@ -358,6 +358,12 @@ def _undecorated(text: str) -> str:
 # one code span over many lines: `` `====== Serving Benchmark Result ====== ``).
 LONE_BACKTICK_RE = re.compile(r"^(\s*)`(?!`)|(?<!`)`(\s*)$")
 
+# The heading of a section that sets up the benchmark the sections after it report.
+SETUP_HEADING = re.compile(r"^(?:[\d.]+\s+)?(?:(?:benchmark|test|experiment(?:al)?|hardware|"
+                           r"software)\s+)?(?:setup|set-up|workload|workloads|configuration|config|"
+                           r"environment|methodology|method|conditions|parameters|settings)"
+                           r"(?:\s+(?:and|&)\s+\w+)?\s*:?$", re.I)
+
 # The delimiter row of a GFM table written without its outer pipes (`---|:---:|---`).
 # (GitHub's copy of a rendered table writes its delimiter row `-- | -- | --`; GFM asks for one
 # dash a cell, `:-|:-`)
@@ -443,6 +449,7 @@ class Segmenter:
         self.ctx.fenced = not self.markdown
         self.heading_levels: list[int] = []
         self.prose_lines: list[tuple[int, str]] = []    # (section depth, line): ctx.prose
+        self.prose_depth = 0        # the depth a prose line is kept to (see _heading)
         # The blank lines a wrapped record's piece came after, by the piece's line.
         self.blanks_before: dict[int, list[tuple[int, str]]] = {}
         # ...and its `Label: value` lines (`- CPU: ...`, `**Backend:** Vulkan`), the last of
@@ -914,6 +921,9 @@ class Segmenter:
             self.prose_lines = [(d, t) for d, t in self.prose_lines if d <= depth]
             self._set_prose()
         self.heading_levels.append(level)
+        # A section that sets up the ones after it (`## Workload and controls`, `### Setup`):
+        # its prose holds for its siblings too (`## Results`), as its parent's would.
+        self.prose_depth = len(self.heading_levels) - (1 if SETUP_HEADING.match(text) else 0)
         self.ctx.section.append(text)
         self.ctx.caption = text
         # A section's commands end with it -- except a run command no result followed in its
@@ -1002,7 +1012,7 @@ class Segmenter:
                              or len(self.labelled_lines) < MAX_PROSE_LINES):
                 self.labelled_lines[labelled.group(1).lower()] = text.strip()
             else:
-                self.prose_lines.append((len(self.heading_levels), text.strip()))
+                self.prose_lines.append((self.prose_depth, text.strip()))
                 del self.prose_lines[:-MAX_PROSE_LINES]
             self._set_prose()
         return False
