@@ -200,6 +200,17 @@ def test_rows_that_describe_what_each_measured_under_model_columns(tmp_path):
         ("Qwen 3.5 2B", "Qwen 3.5 2B", "tg", 38.5), (None, "Ling 3.0 Tiny", "tg", 22.02)]
 
 
+def test_a_run_columns_device_and_build_beat_the_notes(tmp_path):
+    rows, _ = read(tmp_path, "\n".join([
+        "Source: DGX Spark discussion (build b6761).", "",
+        "| Model | DGX Spark pp2048 / tg32 (build 7941) | M2 Ultra pp2048 / tg32 (build 7948) |",
+        "|---|---|---|", "| gpt-oss-20b MXFP4 | 4505.82 / 83.43 | 2713.40 / 129.97 |"]) + "\n",
+        "notes.md")
+    assert [(r.gpu_info, r.build_number, r.test, r.avg_ts) for r in rows if hasattr(r, "avg_ts")] == [
+        ("DGX Spark", 7941, "pp2048", 4505.82), ("DGX Spark", 7941, "tg32", 83.43),
+        ("M2 Ultra", 7948, "pp2048", 2713.4), ("M2 Ultra", 7948, "tg32", 129.97)]
+
+
 def test_kinds_after_a_run_name_flag_and_field_columns_and_remarks_in_cells(tmp_path):
     rows, _ = read(tmp_path, "\n".join([
         "llama-bench -m m.gguf -dev Vulkan1 -ngl 99 -p 512 -n 128", "",

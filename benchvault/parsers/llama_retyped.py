@@ -41,7 +41,7 @@ from .base import STRAY, Block, Parsed, Problem, claimed_table
 from .grammar import snake_name
 from .runcontext import models_named
 from .llama_bench import (BACKENDS, CELL_FLAG, COLUMN_FIELDS, COUNT_FACTORS, FIELDS, FLAG_FIELDS,
-                          HEADER_RE, QUANT_IN_NAME, QUANT_WORD, SIZE_FACTORS, build_from,
+                          HEADER_RE, PROSE_GPU, QUANT_IN_NAME, QUANT_WORD, SIZE_FACTORS, build_from,
                           model_parts, run_context, test_name, typed)
 
 # A test as llama-bench names it, anywhere in a header or a cell: `pp512`, `tg 128`,
@@ -585,10 +585,24 @@ def _heading_test(heading: str) -> dict[str, int] | None:
 
 def _run(header: str, columns: list[int]) -> dict[str, Any]:
     """What a column of one run's results says of them (`vulkan t/s`): its label, and its
-    backend when it names one."""
+    backend when it names one; the device and the build it names too (`M2 Ultra (build
+    7948)`)."""
     name = _run_name(header)
     if not name or len(columns) == 1 and not _named_backend(name):
         return {}
+    named: dict[str, Any] = {}
+    if (build := RUN_BUILD.search(name)) is not None:
+        named["build_number"] = int(build.group(1) or build.group(2))
+    if (gpu := PROSE_GPU.search(name)) is not None:
+        named["gpu_info"] = gpu.group(0)
+    return {**_run_of(name), **named}
+
+
+# A build named in a run's column (`DGX Spark (build 7941)`, `main (b6761)`).
+RUN_BUILD = re.compile(r"\bbuild\s+b?(\d{3,5})\b|[(\[]b(\d{3,5})[)\]]", re.I)
+
+
+def _run_of(name: str) -> dict[str, Any]:
     if COMMIT.match(name):      # compare-llama-bench.py's `t/s 0c1e570`: a build per column
         return {"label": name, "build_commit": name}
     if number := BUILD_TAG.match(name):         # (`| test | b4500 | b5600 |`: a build each)
