@@ -496,6 +496,15 @@ def test_an_html_table_headed_tok_s_reads_as_the_pipe_table_it_stands_for(tmp_pa
         ("Qwen3.6-27B", "Vulkan", "ring1", "tg", 18.77, 19)]
 
 
+@pytest.mark.parametrize("head, row", [
+    ("<th>run</th><th>prefill</th><th>decode</th>", "<td>ncmoe 40</td><td>383.85 t/s</td><td>22.52 t/s</td>"),
+    ("<th>Model</th><th>Tokens per Second</th>", "<td>qwen3:30b Q4_K_M</td><td>34.1</td>")])
+def test_an_html_table_whose_cells_or_header_name_a_rate_is_claimed(tmp_path, head, row):
+    text = f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n<tr>{row}</tr>\n</tbody></table>\n"
+    got, _ = read(tmp_path, text, "note.md")
+    assert [type(r).__name__ for r in got] and {type(r).__name__ for r in got} == {"LlamaBenchResult"}
+
+
 def test_a_table_flattened_onto_one_line_is_read_row_by_row(tmp_path):
     text = (" Qwen 3.6 35B-A3B\n | model | size | params | backend | ngl | test | t/s | "
             "| --------------- | ---------: | ------: | ------- | --: | -----: | ------------: | "

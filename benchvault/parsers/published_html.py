@@ -112,17 +112,19 @@ def build(block: Block) -> list[Parsed | Problem]:
                       caption=cell_text(caption) if caption else None)
 
 
-# What makes an HTML table a run's (a serving latency as vLLM names it, a llama-bench test);
+# What makes an HTML table a run's (a serving latency as vLLM names it, a llama-bench test, a
+# rate of tokens, in a header or a cell);
 # an exported report's tables of other figures (`Prompt TPS`, `Avg Latency (s)`) stay published.
 RUN_WORDS = re.compile(r"(?<![A-Za-z])(?:TTFT|TPOT|ITL|E2EL?|(?:pp|tg)\s?\d+"
-                       r"|(?:t|tok|tokens?)\s?/\s?s(?:ec)?|req(?:uests?)?\s?/\s?s)(?![A-Za-z])", re.I)
+                       r"|(?:t|tok|tokens?)\s?/\s?s(?:ec)?|req(?:uests?)?\s?/\s?s"
+                       r"|tokens?\s+per\s+sec(?:ond)?)(?![A-Za-z])", re.I)
 
 
 def _claimed(block: Block, before: int, html: str, header: list[str],
              body: list[tuple[int, list[str]]]) -> list[Parsed | Problem] | None:
     """The rows of the format that claims the table, each at its ``<tr>``'s line; None when
     none claims it."""
-    words = " ".join([*header, *(cells[0] for _, cells in body if cells)])
+    words = " ".join([*header, *(cell for _, cells in body for cell in cells)])
     if not RUN_WORDS.search(words):
         return None
     pipes = pipe_table(header, [cells for _, cells in body])
