@@ -400,6 +400,13 @@ def test_a_file_column_gives_the_file_and_its_quantization(tmp_path):
         ("Qwen3-8B-IQ3_XXS.gguf", "IQ3_XXS"), ("Qwen3-8B-Q4_K_M.gguf", "Q4_K_M")]
 
 
+def test_an_amd_target_written_in_capitals_in_a_heading(tmp_path):
+    text = ("## Vulkan iGPU Results (llama.cpp, RADV GFX1152, -ngl 999)\n\n"
+            "| Model | Quant | pp512 | tg128 |\n|---|---|---:|---:|\n| Phi-4-mini | Q4_K_M | 200 | 23 |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert {(r.gpu_arch, r.backends, r.n_gpu_layers) for r in got} == {("gfx1152", "Vulkan", 999)}
+
+
 def test_an_amd_target_its_gpu_and_one_quantization_stated_in_prose(tmp_path):
     text = ("## Benchmarks\n\nMeasured on gfx1151 (Radeon 8060S), Qwen3.6-35B-A3B Q4_K_M, "
             "`-ngl 999 -r 1`.\n\n| test | baseline t/s | this PR t/s |\n|---|---|---|\n"

@@ -497,7 +497,7 @@ QUANT_WORD = re.compile(r"(?<![A-Za-z0-9])(?:UD-)?(?P<quant>I?Q\d(?:_[A-Z0-9]+)*
 # ...in a file's name, in any case (`aurora-v8-q8_0.gguf`)
 QUANT_IN_NAME = re.compile(QUANT_WORD.pattern, re.I)
 VENDOR_WORDS = re.compile(r"\b(?:NVIDIA|GeForce|AMD|Radeon|Intel)\s+", re.I)
-PROSE_GFX = re.compile(r"(?<![\w-])(gfx\d{3,4}[a-z]?)(?![\w-])")
+PROSE_GFX = re.compile(r"(?<![\w-])(gfx\d{3,4}[a-z]?)(?![\w-])", re.I)
 # A quantization named in words (`Q4_K_M`, `UD-Q4_K_XL`, `MXFP4`), not in a file's name.
 PROSE_QUANT = re.compile(r"(?<![\w.-])(?:UD-)?(?P<quant>I?Q\d_(?:[A-Z0-9]+_?)*[A-Z0-9]|MXFP4|NVFP4)"
                          r"(?![\w.-])")
@@ -568,7 +568,7 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
     cpus = {" ".join(m.group(0).split()) for m in PROSE_CPU.finditer(text)}
     if len(cpus) == 1 and "cpu_info" not in stated:        # (`an AMD Ryzen 7 5800X`)
         state("cpu_info", cpus.pop())
-    for arch in set(PROSE_GFX.findall(text)):
+    for arch in {a.lower() for a in PROSE_GFX.findall(text)}:     # (`RADV GFX1152`)
         state("gpu_arch", arch)
     quants = {m.group("quant") for m in PROSE_QUANT.finditer(text)}
     if len(quants) == 1:                          # (`Qwen3.6-35B-A3B Q4_K_M, -ngl 999`)
