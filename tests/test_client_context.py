@@ -336,6 +336,8 @@ def test_an_image_before_a_command_is_no_launch_of_its_own(tmp_path):
     # (a line labelled `Model` says which of the models it names is the one)
     ("- Model / implementation: `gemma-4-26B-A4B-it` / `gemma4-autoport`", "gemma-4-26B-A4B-it"),
     ("**Model:** Qwen3-8B vs Llama-3.1-8B", None),
+    ("### Gemma 4 26B A4B on an i5-14400T", "Gemma 4 26B A4B"),     # in words, with its size
+    ("the Qwen 3 family on one GPU", None),
 ])
 def test_the_one_model_a_notes_prose_names(prose, model):
     from benchvault.parsers.runcontext import model_in_prose

@@ -210,18 +210,26 @@ HUB_MODEL_RE = re.compile(r"(?<![\w./:-])([A-Za-z][\w-]{1,38}/(?=[\w.-]*\d)(?=[\
 
 # A model named without its organisation, by a family's name and a version or size
 # (`Qwen2.5-72B-Instruct`, `gpt-oss-120b`, `Llama-3.1-8B`, `DeepSeek-R1`); not a file's name.
+_FAMILIES = (r"(?:Meta-)?(?:Llama|Qwen|QwQ|Mistral|Mixtral|Ministral|Devstral|Magistral"
+             r"|Codestral|DeepSeek|gpt-oss|Gemma|Phi|GLM|Kimi|MiniMax|Granite|Falcon|Nemotron|OLMo"
+             r"|InternLM|Hunyuan|ERNIE|Seed-OSS|Yi)")
 BARE_MODEL_RE = re.compile(
-    r"(?<![\w./:-])((?:Meta-)?(?:Llama|Qwen|QwQ|Mistral|Mixtral|Ministral|Devstral|Magistral"
-    r"|Codestral|DeepSeek|gpt-oss|Gemma|Phi|GLM|Kimi|MiniMax|Granite|Falcon|Nemotron|OLMo"
-    r"|InternLM|Hunyuan|ERNIE|Seed-OSS|Yi)(?=[\w.-]*\d)[\w.-]*[\w])"
+    r"(?<![\w./:-])(" + _FAMILIES + r"(?=[\w.-]*\d)[\w.-]*[\w])"
     r"(?![\w/-])", re.I)
+# ...written in words, with its size among them (`Qwen 3.5 2B`, `Gemma 4 26B A4B`), not a
+# family's version alone (`Qwen 3`).
+SPACED_MODEL_RE = re.compile(
+    r"(?<![\w./:-])(" + _FAMILIES + r"(?:\s\d[\w.-]*)(?:\s(?:\d[\w.-]*|[A-Za-z]\d[\w.-]*))*)"
+    r"(?![\w/-])", re.I)
+SIZE_WORD = re.compile(r"\s\d+(?:\.\d+)?[BM]\b", re.I)
 
 
 def models_named(text: str) -> set[str]:
     """The models ``text`` names without their organisation (BARE_MODEL_RE), not a `.gguf`
     file's name."""
     return {m.group(1) for m in BARE_MODEL_RE.finditer(text)
-            if not m.group(1).lower().endswith(".gguf")}
+            if not m.group(1).lower().endswith(".gguf")} \
+        | {m.group(1) for m in SPACED_MODEL_RE.finditer(text) if SIZE_WORD.search(m.group(1))}
 
 
 @lru_cache(maxsize=1024)      # (a note's prose, asked for every run under it)
