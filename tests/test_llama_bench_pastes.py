@@ -400,6 +400,15 @@ def test_a_file_column_gives_the_file_and_its_quantization(tmp_path):
         ("Qwen3-8B-IQ3_XXS.gguf", "IQ3_XXS"), ("Qwen3-8B-Q4_K_M.gguf", "Q4_K_M")]
 
 
+def test_a_heading_names_the_test_of_a_folded_table(tmp_path):
+    text = ("### Text Generation (tg128) — tokens/second\n\n<details><summary>Results</summary>\n\n"
+            "| Model | Vulkan Radv | Rocm7 Beta |\n|---|---|---|\n"
+            "| gemma-3-12b-it-UD-Q8_K_XL | 13.65 ± 0.02 | 13.80 ± 0.00 |\n\n</details>\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.test, r.backends, r.avg_ts, r.label) for r in got] == [
+        ("tg128", "Vulkan", 13.65, "Vulkan Radv"), ("tg128", "ROCm", 13.8, "Rocm7 Beta")]
+
+
 def test_an_amd_target_written_in_capitals_in_a_heading(tmp_path):
     text = ("## Vulkan iGPU Results (llama.cpp, RADV GFX1152, -ngl 999)\n\n"
             "| Model | Quant | pp512 | tg128 |\n|---|---|---:|---:|\n| Phi-4-mini | Q4_K_M | 200 | 23 |\n")

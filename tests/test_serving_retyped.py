@@ -321,6 +321,15 @@ def test_a_setup_sections_prose_holds_for_the_results_beside_it(tmp_path, setup,
         ("clean", model, concurrency, 59.92), ("packed", model, concurrency, 59.088)]
 
 
+def test_a_label_over_a_fold_names_its_table_before_the_folds_title(tmp_path):
+    text = ("Throughput (tok/s, output):\n\n<details><summary>Results</summary>\n\n"
+            "| Concurrency | Baseline | Fused | Delta |\n|---|---|---|---|\n"
+            "| 1 | 71.6 | 80.7 | +12.7% |\n| 2 | 125.7 | 129.2 | +2.8% |\n\n</details>\n")
+    got = read_note(tmp_path, text, RUNS.format("max_concurrency, output_throughput"))
+    assert [tuple(r.values()) for r in got] == [
+        ("Baseline", 1, 71.6), ("Fused", 1, 80.7), ("Baseline", 2, 125.7), ("Fused", 2, 129.2)]
+
+
 def test_thousands_written_k_and_lengths_written_k_left_empty(tmp_path):
     text = ("| ISL (tokens) | Concurrency | Output tok/s | TTFT (ms) |\n|---|---|---|---|\n"
             "| 8k | 16 | 1.2k | 250 |\n| 1024 | 32 | 2,400 | 300 |\n")

@@ -723,8 +723,16 @@ def resembles(lines: list[str], context: Any = None) -> bool:
             or SERVING.search(lines[0]) and not TEST.search(lines[0]):
         return False
     t = table(lines)
-    heading = getattr(context, "label_or_heading", None) or ""
-    return t is not None and _results(t, heading=heading) is not None
+    return t is not None and _results(t, heading=_over(context)) is not None
+
+
+def _over(context: Any) -> str:
+    """The label and the heading over a table, both (a `<summary>Results</summary>` under
+    `### Text Generation (tg128)` leaves the heading naming the test)."""
+    label = getattr(context, "label", None) or ""
+    section = getattr(context, "section", None)
+    heading = section[-1].rstrip(":").rstrip() if section else ""
+    return " — ".join(dict.fromkeys(x for x in (label, heading) if x))
 
 
 def build(block: Block) -> list[Parsed | Problem]:
@@ -732,7 +740,7 @@ def build(block: Block) -> list[Parsed | Problem]:
     shared = {**run_context(block.context), "format": FORMAT.name}
     # flags the heading or label over the table states (`## Speed (-ngl 99, -fa 1)`): its
     # own, over a command's further up
-    heading = cell_text(block.context.label_or_heading or "")
+    heading = cell_text(_over(block.context))
     stated = _flag_values(heading)
     stated.pop("_unread")
     shared.update(stated)

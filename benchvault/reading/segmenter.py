@@ -986,9 +986,12 @@ class Segmenter:
         if self.list_items:
             self.list_items = {n for n in self.list_items if n > start}
         if text.strip():
+            summary = summary_label(text) if not self.in_fence else None
+            # (a label over a folded section names what it holds before the fold's own title:
+            # `Throughput (tok/s, output):`, then `<details><summary>Results</summary>`)
             self.pending_label = label_line(text, item, self.in_fence) \
-                or (summary_label(text) if not self.in_fence else
-                    None if self._known(text) else fenced_word_label(text))
+                or (summary and self.pending_label) or summary \
+                or (fenced_word_label(text) if self.in_fence and not self._known(text) else None)
             # (a short plain line names the result only if a fence opens right after it)
             self.fence_label = None if self.in_fence or self.pending_label \
                 else plain_label(text)
