@@ -521,6 +521,25 @@ def test_an_html_table_whose_cells_or_header_name_a_rate_is_claimed(tmp_path, he
     assert [type(r).__name__ for r in got] and {type(r).__name__ for r in got} == {"LlamaBenchResult"}
 
 
+def test_llama_benchs_own_columns_written_as_an_html_table(tmp_path):
+    text = ("<table>\n<thead><tr><th>model</th><th>size</th><th>params</th><th>backend</th>"
+            "<th>ngl</th><th>test</th><th>t/s</th></tr></thead>\n<tbody>\n"
+            "<tr><td>qwen2 14B Q4_K - Medium</td><td>8.37 GiB</td><td>14.77 B</td><td>Vulkan</td>"
+            "<td>99</td><td>pp512</td><td>335.63 ± 0.78</td></tr>\n</tbody></table>\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.model_type, r.backends, r.n_gpu_layers, r.test, r.avg_ts, r.stddev_ts) for r in got] \
+        == [("qwen2 14B Q4_K - Medium", "Vulkan", 99, "pp512", 335.63, 0.78)]
+
+
+def test_an_html_table_under_a_heading_that_names_its_test(tmp_path):
+    text = ("### Text Generation (tg128)\n\n<table>\n<thead><tr><th>Model</th><th>Vulkan Radv</th>"
+            "<th>Rocm7 Beta</th></tr></thead>\n<tbody>\n<tr><td>gemma-3-12b-it-UD-Q8_K_XL</td>"
+            "<td>13.65 ± 0.02</td><td>13.80 ± 0.00</td></tr>\n</tbody></table>\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.test, r.backends, r.avg_ts) for r in got] == [
+        ("tg128", "Vulkan", 13.65), ("tg128", "ROCm", 13.8)]
+
+
 def test_a_table_flattened_onto_one_line_is_read_row_by_row(tmp_path):
     text = (" Qwen 3.6 35B-A3B\n | model | size | params | backend | ngl | test | t/s | "
             "| --------------- | ---------: | ------: | ------- | --: | -----: | ------------: | "

@@ -124,11 +124,13 @@ def _claimed(block: Block, before: int, html: str, header: list[str],
              body: list[tuple[int, list[str]]]) -> list[Parsed | Problem] | None:
     """The rows of the format that claims the table, each at its ``<tr>``'s line; None when
     none claims it."""
-    words = " ".join([*header, *(cell for _, cells in body for cell in cells)])
+    context = block.context         # (and the label and heading over it: `Throughput (tok/s):`)
+    words = " ".join([*header, *(cell for _, cells in body for cell in cells),
+                      context.label or "", *context.section[-1:]])
     if not RUN_WORDS.search(words):
         return None
     pipes = pipe_table(header, [cells for _, cells in body])
-    fmt = claiming_format(pipes, FORMAT, block_formats(), context=block.context)
+    fmt = claiming_format(pipes, FORMAT, block_formats(), or_starting=True, context=block.context)
     if fmt is None:
         return None
     starts = [m.start() for m in re.finditer(r"<tr\b", html, re.I)]
