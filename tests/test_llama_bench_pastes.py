@@ -211,6 +211,14 @@ def test_a_run_columns_device_and_build_beat_the_notes(tmp_path):
         ("M2 Ultra", 7948, "pp2048", 2713.4), ("M2 Ultra", 7948, "tg32", 129.97)]
 
 
+def test_a_flags_long_name_in_a_notes_cell(tmp_path):
+    rows, _ = read(tmp_path, "\n".join([
+        "| Model ID | Prompt (t/s) | Gen (t/s) | Notes |", "|---|---|---|---|",
+        "| `glm-4.6v` | 16 | 8.6 | MoE; `n-cpu-moe=38`; b=256 |"]) + "\n", "notes.md")
+    assert [(r.test, r.n_cpu_moe, r.n_batch, r.avg_ts) for r in rows] == [
+        ("pp", 38, None, 16.0), ("tg", 38, None, 8.6)]
+
+
 def test_kinds_after_a_run_name_flag_and_field_columns_and_remarks_in_cells(tmp_path):
     rows, _ = read(tmp_path, "\n".join([
         "llama-bench -m m.gguf -dev Vulkan1 -ngl 99 -p 512 -n 128", "",

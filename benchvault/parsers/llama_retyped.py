@@ -629,8 +629,10 @@ def _flag_values(cell: str, header: str = "") -> dict[str, Any]:
     header that names flags, `fa=1 b=256` too)."""
     out: dict[str, Any] = {"_unread": []}
     flags = [*CELL_FLAG.finditer(cell_text(cell))]
-    if FLAGS_HEADER.match(cell_text(header)):
-        flags += UNDASHED_FLAG.finditer(cell_text(cell))
+    undashed = UNDASHED_FLAG.finditer(cell_text(cell))
+    # (in a notes cell, a flag's long name only: `n-cpu-moe=37`, not `b=256`)
+    flags += undashed if FLAGS_HEADER.match(cell_text(header)) else \
+        (m for m in undashed if len(m.group("flag")) >= 4 and re.search(r"[-_]", m.group("flag")))
     for match in flags:
         flag, value = match.group("flag"), match.group("value")
         field = FLAG_FIELDS.get(flag.replace("-", "_"))
