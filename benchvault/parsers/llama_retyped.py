@@ -484,11 +484,13 @@ def _results(t: Table, command: str | None = None, heading: str = ""
                      for f, k, (_, row) in zip(first, kinds, t.body)]
     # (a row that names no test among rows that do, `Real prompting avg`: kept as raw text)
     others = [i for i, f in enumerate(first) if not f]
+    settings: list[list[str]] = []      # rows of settings among the tests (`| GGUF | Q5_K_M |`)
     if first and len(first) - len(others) >= max(2, len(others) + 1) \
             and (test_column is None or test_column == 0 and not rates):
         for i in others:
             out.append((t.body[i][0], {"_skipped": "a row that names no llama-bench test "
                                                    "among rows that do: kept as raw text"}))
+        settings = [t.body[i][1] for i in others if not named_at]
         t = Table(header, [row for i, row in enumerate(t.body) if i not in others])
         first = [f for f in first if f]
     if test_column is not None and rates:               # a test column, t/s columns
@@ -508,13 +510,19 @@ def _results(t: Table, command: str | None = None, heading: str = ""
                 and any(_rate_at(row, header, i) for _, row in t.body)
                 and (not named_at or _field_of(header[i]) is None and any(
                     "avg_ts" in (_rate_at(row, header, i) or {}) for _, row in t.body))]
+        # (what a row of settings says of each run's column: its quantization, its build)
+        stated = {i: {k: v for row in settings if i < len(row) and row[0]
+                      for k, v in _labels([row[0]], [row[i]], set()).items()
+                      if k in ("model_ftype", "build_commit", "build_number", "backends")}
+                  for i in runs}
         for (index, row), test in zip(t.body, first):
             # (the columns before the test's name the row: `Model`)
             labels = _labels(header[:named_at], row[:named_at], set()) if named_at else {}
             for i in runs:
                 rate = _rate_at(row, header, i)
                 if rate is not None:
-                    out.append((index, merged(labels, test, rate, _run(header[i], runs))))
+                    out.append((index, merged({**stated[i], **labels}, test, rate,
+                                              _run(header[i], runs))))
         return out or None
     named = _heading_test(heading)
     depths = {i: d for i, h in enumerate(header) if (d := _depth_header(h)) is not None}
