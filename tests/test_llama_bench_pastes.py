@@ -219,6 +219,16 @@ def test_a_flags_long_name_in_a_notes_cell(tmp_path):
         ("pp", 38, None, 16.0), ("tg", 38, None, 8.6)]
 
 
+def test_a_first_column_of_words_names_its_rows_and_a_depth_there_is_theirs(tmp_path):
+    rows, _ = read(tmp_path, "\n".join([
+        "| Leg | pp512 t/s | tg128 t/s | wall s |", "|---|---:|---:|---:|",
+        "| depth 0 | 1083.71 | 90.67 | 9.3 |", "| depth 4,096 | 667.65 | 76.38 | 15.8 |"]) + "\n",
+        "notes.md")
+    assert [(r.label, r.test, r.n_depth, r.avg_ts) for r in rows] == [
+        ("depth 0", "pp512", 0, 1083.71), ("depth 0", "tg128", 0, 90.67),
+        ("depth 4,096", "pp512 @ d4096", 4096, 667.65), ("depth 4,096", "tg128 @ d4096", 4096, 76.38)]
+
+
 def test_kinds_after_a_run_name_flag_and_field_columns_and_remarks_in_cells(tmp_path):
     rows, _ = read(tmp_path, "\n".join([
         "llama-bench -m m.gguf -dev Vulkan1 -ngl 99 -p 512 -n 128", "",

@@ -663,6 +663,11 @@ def _labels(header: list[str], row: list[str], skip: set[int]) -> dict[str, Any]
         for field, value in flagged.items():
             values.setdefault(field, value)
         found = _label_values(name, row[i])
+        if i == 0 and set(found) == {"extra"} and _field_of(name) is None \
+                and _names_row(row[0]):
+            found = {"label": cell_text(row[0])}   # (`| Leg |`, `| Test |` of words: the row's name)
+            if (depth := _depth_in(DEPTH_HEADER, row[0])) is not None:
+                found["n_depth"] = depth            # (`depth 4,096`)
         if "build_commit" not in found and "build_number" not in found \
                 and (named := NAMED_BUILD.search(cell_text(row[i]))):
             found.update(_build_of(named))
@@ -691,6 +696,14 @@ def _labels(header: list[str], row: list[str], skip: set[int]) -> dict[str, Any]
     return values
 
 
+def _names_row(cell: str) -> bool:
+    """A first cell of words that names its row (`depth 0`, `Short prefill (n_predict=8)`): not
+    a figure, nor a test's name."""
+    text = cell_text(cell)
+    return bool(re.search(r"[A-Za-z]", text)) and cell_number(text)[0] is None \
+        and test_of(text) is None
+
+
 # A depth after a test's kind (`PP speed @ d0`, `TG @ d16384`).
 DEPTH_SUFFIX = re.compile(r"\s*@\s*d(\d+)\s*$", re.I)
 
@@ -702,6 +715,8 @@ def _at_depth(test: dict[str, int | None], row: list[str]) -> dict[str, int | No
 
 def merged(labels: dict[str, Any], test: dict[str, int], rate: dict[str, float],
             run: dict[str, Any] | None = None) -> dict[str, Any]:
+    if not test.get("n_depth") and labels.get("n_depth"):     # (a row named `depth 4,096`)
+        test = {**test, "n_depth": labels["n_depth"]}
     values = {**labels, **(run or {}), **rate, **test,
               "_unread": [*labels.get("_unread", []), *rate.get("_unread", [])]}
     if labels.get("label") and (run or {}).get("label"):     # (the row's name and the run's)
