@@ -194,10 +194,14 @@ def test_rows_that_describe_what_each_measured_under_model_columns(tmp_path):
         "| GGUF | Q5_K_M, 1.42 GB | Q4_K_M, 4.82 GB |",
         "| Initial ~14K prompt | 429.87 t/s | 88.72 t/s |",
         "| Generation around 14K | 38.5 t/s | 22.02 t/s |"]) + "\n", "notes.md")
-    # (a column a model family names is the model's; another one's name is its label)
-    assert [(r.model_type, r.label, r.test, r.avg_ts) for r in rows if hasattr(r, "avg_ts")] == [
-        ("Qwen 3.5 2B", "Qwen 3.5 2B", "pp", 429.87), (None, "Ling 3.0 Tiny", "pp", 88.72),
-        ("Qwen 3.5 2B", "Qwen 3.5 2B", "tg", 38.5), (None, "Ling 3.0 Tiny", "tg", 22.02)]
+    # (a column a model family names is the model's; the row's words and the column's name
+    # are the label)
+    assert [(r.model_type, r.model_ftype, r.label, r.test, r.avg_ts) for r in rows
+            if hasattr(r, "avg_ts")] == [
+        ("Qwen 3.5 2B", "Q5_K_M", "Initial ~14K prompt Qwen 3.5 2B", "pp", 429.87),
+        (None, "Q4_K_M", "Initial ~14K prompt Ling 3.0 Tiny", "pp", 88.72),
+        ("Qwen 3.5 2B", "Q5_K_M", "Generation around 14K Qwen 3.5 2B", "tg", 38.5),
+        (None, "Q4_K_M", "Generation around 14K Ling 3.0 Tiny", "tg", 22.02)]
 
 
 def test_a_run_columns_device_and_build_beat_the_notes(tmp_path):

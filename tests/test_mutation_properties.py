@@ -127,6 +127,7 @@ for _kind, _why, _fixtures in [
         'serving_retyped/real-chinese-blog-total-token-throughput',
         'serving_retyped/derived-note-in-a-fence-label-under-its-heading',
         'serving_retyped/derived-list-items-indented-diff-fence-and-heading',
+        'serving_retyped/real-setup-section-then-median-observations',
     )),
     ('foreign', "a foreign line inside a hand-made markdown table ends the table, as for serving_retyped above: the rows after it have no header (llama_retyped)", (
         'llama_retyped/derived-three-shapes',
@@ -135,6 +136,9 @@ for _kind, _why, _fixtures in [
         'llama_retyped/real-strix-halo-perf-backend-version-build',
         'llama_retyped/derived-spread-column-builds-in-cells',
         'llama_retyped/real-strix-halo-toolboxes-tg128-backend-columns',
+        'llama_retyped/real-dgx-spark-m2-ultra-build-per-column',
+        'llama_retyped/real-ling-vs-qwen-rows-describing-tests',
+        'llama_retyped/real-mimo-prefill-decode-footnote-and-prompt-tokens',
     )),
     ('foreign', "a foreign line inside GuideLLM's tables retyped by hand ends the table (guidellm_retyped): the rows after it are not joined with the other table's by place any more", (
         'guidellm_retyped/derived-guidellm-groups-one-cell-each',
@@ -182,8 +186,18 @@ for _kind, _why, _fixtures in [
      "one run with any other of its test whose settings say nothing different (the runs before "
      "and after an arrow, or a test of the lines above), so it is that run seen again and "
      "lends it what it states (experiments/identity.py, not a parser); the warning says which "
-     "figure was left empty", (
+     "figure was left empty (a table's rows that describe their tests, `Initial ~14K prompt`, "
+     "name them by kind alone, `pp`: there a test with no figure is no row, and the warning "
+     "keeps the row's text)", (
         'llama_prose/derived-speeds-in-words',
+        'llama_retyped/real-ling-vs-qwen-rows-describing-tests',
+        'llama_retyped/real-mimo-prefill-decode-footnote-and-prompt-tokens',
+    )),
+    ('cut', "a table whose rows describe their tests (`Initial ~14K prompt`) among rows of "
+     "settings (`Parameters`, `GGUF`) is read as tests when most of its rows name one: cut "
+     "after its first test row, it is a published table; cut later, the rows kept take the "
+     "places the rows cut off had in the whole table", (
+        'llama_retyped/real-ling-vs-qwen-rows-describing-tests',
     )),]:
     KNOWN.update({(_kind, f + ".expected.json"): _why for f in _fixtures})
 

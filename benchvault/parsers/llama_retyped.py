@@ -473,11 +473,15 @@ def _results(t: Table, command: str | None = None, heading: str = ""
     named_at = next((c for c in range(1, len(header)) if c != test_column and len(t.body) >= 2
                      and all(c < len(row) and test_of(row[c]) for _, row in t.body)), 0)
     first = [test_of(row[named_at]) if len(row) > named_at else None for _, row in t.body]
+    described: set[int] = set()     # rows whose words name their test's kind
     if first and not all(first):        # (rows named by kind alone: `Prompt processing`)
         kinds = [bare_kind(DEPTH_SUFFIX.sub("", row[0])) if row else None for _, row in t.body]
         kinds = [k if k and not k[1] else None for k in kinds]
         if not named_at and _of_llama(t, ()):  # (`Initial ~14K prompt`, `Generation near 18K`)
-            kinds = [k or _kind_in_words(row[0] if row else "") for k, (_, row) in zip(kinds, t.body)]
+            worded = [None if k else _kind_in_words(row[0] if row else "")
+                      for k, (_, row) in zip(kinds, t.body)]
+            described = {index for w, (index, _) in zip(worded, t.body) if w}
+            kinds = [k or w for k, w in zip(kinds, worded)]
         if {k[0] for k in kinds if k} | {"pp" if f["n_prompt"] else "tg"
                                          for f in first if f} == {"pp", "tg"}:
             first = [f or (_at_depth(bare_test(k[0], command), row) if k else None)
@@ -518,9 +522,16 @@ def _results(t: Table, command: str | None = None, heading: str = ""
         for (index, row), test in zip(t.body, first):
             # (the columns before the test's name the row: `Model`)
             labels = _labels(header[:named_at], row[:named_at], set()) if named_at else {}
+            if index in described:      # (the row's words name what its test measured)
+                labels["label"] = cell_text(row[0])
             for i in runs:
                 rate = _rate_at(row, header, i)
-                if rate is not None:
+                if rate is not None and index in described and "avg_ts" not in rate:
+                    # (no figure for a test named by its kind alone: no row, which would be
+                    # taken for the run of that kind in another row; the reason, as a warning)
+                    unread = "; ".join(m.replace(": left empty", "") for m in rate["_unread"])
+                    out.append((index, {"_skipped": f"{unread}: no figure, kept as raw text"}))
+                elif rate is not None:
                     out.append((index, merged({**stated[i], **labels}, test, rate,
                                               _run(header[i], runs))))
         return out or None
