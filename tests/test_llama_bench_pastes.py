@@ -233,6 +233,13 @@ def test_a_first_column_of_words_names_its_rows_and_a_depth_there_is_theirs(tmp_
         ("depth 4,096", "pp512 @ d4096", 4096, 667.65), ("depth 4,096", "tg128 @ d4096", 4096, 76.38)]
 
 
+def test_tests_named_in_words_with_their_size(tmp_path):
+    rows, _ = read(tmp_path, "\n".join([
+        "| Backend | Prompt processing (512) | Text generation (128) |", "|---|---:|---:|",
+        "| Vulkan | 881.38 ± 2.11 | 52.82 ± 0.04 |"]) + "\n", "notes.md")
+    assert [(r.test, r.avg_ts) for r in rows] == [("pp512", 881.38), ("tg128", 52.82)]
+
+
 def test_kinds_after_a_run_name_flag_and_field_columns_and_remarks_in_cells(tmp_path):
     rows, _ = read(tmp_path, "\n".join([
         "llama-bench -m m.gguf -dev Vulkan1 -ngl 99 -p 512 -n 128", "",

@@ -165,9 +165,24 @@ def _kind_in_words(name: str) -> tuple[str, str] | None:
     return (kinds.pop(), "") if len(kinds) == 1 else None
 
 
+# A test named in words with its size (`Prompt processing (512)`, `Text generation 128`).
+# The whole header or cell is the test, a rate's unit at most after it (not `chunked prefill
+# (8192)`, a setting among other words).
+WORD_TEST = re.compile(r"^\s*(?P<kind>prompt processing|prompt eval(?:uation)?|prefill|"
+                       r"text generation|token generation|generation|decode)\s*[(\[]?\s*"
+                       r"(?P<size>\d{1,6})\s*(?:tok(?:en)?s?)?\s*[)\]]?"
+                       r"(?:\s*(?:@\s*)?d(?P<depth>\d{1,7}))?"
+                       r"\s*(?:[(\[]?\s*(?:t/s|tok/s|tokens?/s(?:ec)?)\s*[)\]]?)?\s*$", re.I)
+
+
 def test_of(text: str) -> dict[str, int] | None:
     """n_prompt / n_gen / n_depth of the test ``text`` names, None when it names none."""
     match = TEST.search(cell_text(text))
+    if match is None and (worded := WORD_TEST.match(cell_text(text))) is not None:
+        size = int(worded.group("size"))
+        pp = worded.group("kind").lower().startswith(("prompt", "prefill"))
+        return {"n_prompt": size if pp else 0, "n_gen": 0 if pp else size,
+                "n_depth": int(worded.group("depth") or 0)}
     if match is None:
         return None
     pp = match.group("pp")
