@@ -240,6 +240,23 @@ def test_tests_named_in_words_with_their_size(tmp_path):
     assert [(r.test, r.avg_ts) for r in rows] == [("pp512", 881.38), ("tg128", 52.82)]
 
 
+@pytest.mark.parametrize("text, want", [
+    # (columns named by their hardware, the kind named by the heading)
+    ("### Token generation\n\n| Model | RTX 4090 | M4 Max |\n|---|---|---|\n"
+     "| Qwen3-8B Q4_K_M | 145.2 t/s | 61.0 t/s |\n",
+     [("RTX 4090", "tg", 145.2), ("M4 Max", "tg", 61.0)]),
+    # (a column named by a model: generation, with a warning)
+    ("| GPU | Qwen3-8B Q4_K_M |\n|---|---|\n| RTX 4090 | 145.2 tok/s |\n| RX 7900 XTX | 120.1 tok/s |\n",
+     [(None, "tg", 145.2), (None, "tg", 120.1)]),
+    ("| Model | Speed |\n|---|---|\n| Qwen3-8B Q4_K_M | 45 tok/s |\n", [(None, "tg", 45.0)]),
+    # (another program's tokens per second: vLLM's quantizations are no GGUF file's)
+    ("| Config | BF16 | NVFP4 |\n|---|---|---|\n| TP1 | 1200 tok/s | 1500 tok/s |\n", []),
+])
+def test_columns_whose_cells_say_tokens_per_second(tmp_path, text, want):
+    rows, warnings = read(tmp_path, text, "notes.md")
+    assert [(r.label, r.test, r.avg_ts) for r in rows if hasattr(r, "avg_ts")] == want
+
+
 def test_kinds_after_a_run_name_flag_and_field_columns_and_remarks_in_cells(tmp_path):
     rows, _ = read(tmp_path, "\n".join([
         "llama-bench -m m.gguf -dev Vulkan1 -ngl 99 -p 512 -n 128", "",

@@ -456,7 +456,21 @@ def _results(t: Table, command: str | None = None, heading: str = ""
             # llama.cpp model is its generation's; said in a warning)
             kinds, found_kinds = {bare[0]: ("tg", "")}, {"tg"}
             guessed = bare[0]
-        if found_kinds == {"pp", "tg"} or found_kinds and (command or _of_llama(t, kinds)):
+        # (not where the rows name the tests: the columns are runs of them, read below)
+        rated = [] if kinds or bare or any(
+            row and (test_of(row[0]) or bare_kind(row[0]) or _kind_in_words(row[0]))
+            for _, row in t.body) else _rate_columns(t)
+        if not (_of_llama(t, rated) or any(GGUF_QUANT.search(cell_text(h)) for h in header)):
+            rated = []          # (tokens per second of some other program's)
+        if rated:
+            # (`| Model | RTX 4090 | M4 Max |` over `145.2 t/s`: a run per column, of the kind
+            # the heading names, else of generation's, said in a warning)
+            named_kind = _kind_in_words(heading)
+            kind = named_kind[0] if named_kind else "tg"
+            kinds = {i: (kind, header[i] if len(rated) > 1 else "") for i in rated}
+            found_kinds = {kind}
+            guessed = None if named_kind else rated[0]
+        if found_kinds == {"pp", "tg"} or found_kinds and (command or rated or _of_llama(t, kinds)):
             tests = {i: bare_test(kind, command) for i, (kind, _) in kinds.items()}
             runs = {i: _run(run, list(kinds)) for i, (_, run) in kinds.items() if run}
     out: list[tuple[int, dict[str, Any]]] = []
@@ -572,6 +586,25 @@ def _results(t: Table, command: str | None = None, heading: str = ""
                     out.append((index, merged(labels, named, rate, _run(header[i], rates))))
         return out or None
     return None
+
+
+RATE_UNITS = {"t/s", "tok/s", "tokens/s", "token/s", "tok/sec", "tps"}
+# A quantization only a GGUF file has (`Q4_K_M`, `IQ3_S`), not one vLLM serves too (`BF16`).
+GGUF_QUANT = re.compile(r"(?<![A-Za-z0-9])(?:UD-)?(?:I?Q\d(?:_[A-Z0-9]+)+|TQ\d_\d)(?![A-Za-z0-9])")
+
+
+def _rate_columns(t: Table) -> list[int]:
+    """The columns (after the first) that no field names and whose figures say they are
+    tokens per second, in most of their cells (`145.2 t/s`)."""
+    out = []
+    for i in range(1, len(t.header)):
+        if _field_of(t.header[i]) is not None or DIFFERENCE.search(cell_text(t.header[i])):
+            continue
+        cells = [cell_text(row[i]) for _, row in t.body if i < len(row) and cell_text(row[i])]
+        units = [(cell_number(PLUS_MINUS.split(c)[0])[1] or "").lower() for c in cells]
+        if cells and 2 * sum(u in RATE_UNITS for u in units) > len(cells):
+            out.append(i)
+    return out
 
 
 def _holds_results(t: Table, i: int) -> bool:
