@@ -257,6 +257,16 @@ def test_columns_whose_cells_say_tokens_per_second(tmp_path, text, want):
     assert [(r.label, r.test, r.avg_ts) for r in rows if hasattr(r, "avg_ts")] == want
 
 
+def test_speeds_in_words_after_the_model_they_are_of(tmp_path):
+    rows, _ = read(tmp_path, "\n".join([
+        "Results on a 7900 XTX with llama.cpp (Vulkan):", "",
+        "- Qwen3-8B Q4_K_M: pp512 1200 t/s, tg128 45 t/s",
+        "- Qwen3-14B Q4_K_M: pp512 700 t/s, tg128 30 t/s"]) + "\n", "notes.md")
+    assert [(r.model_type, r.model_ftype, r.test, r.avg_ts) for r in rows] == [
+        ("Qwen3-8B Q4_K_M", "Q4_K_M", "pp512", 1200.0), ("Qwen3-8B Q4_K_M", "Q4_K_M", "tg128", 45.0),
+        ("Qwen3-14B Q4_K_M", "Q4_K_M", "pp512", 700.0), ("Qwen3-14B Q4_K_M", "Q4_K_M", "tg128", 30.0)]
+
+
 def test_kinds_after_a_run_name_flag_and_field_columns_and_remarks_in_cells(tmp_path):
     rows, _ = read(tmp_path, "\n".join([
         "llama-bench -m m.gguf -dev Vulkan1 -ngl 99 -p 512 -n 128", "",

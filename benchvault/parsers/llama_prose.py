@@ -28,7 +28,7 @@ from lark import v_args
 from . import grammar
 from .base import Block, BlockFormat, Parsed, Problem, own_lines
 from .grammar import ColumnTransformer, figure, flatten
-from .llama_bench import run_context
+from .llama_bench import QUANT_WORD, run_context
 from .llama_retyped import add_result, bare_kind, bare_test, merged, test_of
 from .runcontext import models_named
 
@@ -42,6 +42,10 @@ _ITEM = (rf"{_KIND}\s*[:=]?\s*{_NUMBER}(?:\s*(?:±|\+/-)\s*{_NUMBER})?"
          rf"|tokens?\s+per\s+second)(?:\s*\([^()]*\))?")
 # A line of the block: speeds and nothing else (prose around a speed is no such line).
 LINE = re.compile(rf"^\s*{_ITEM}(?:\s*[,;|]\s*{_ITEM})*\s*$", re.I)
+# ...after what they are of (`Qwen3-8B Q4_K_M: pp512 1200 t/s, tg128 45 t/s`).
+LEAD = re.compile(rf"^\s*(?P<lead>[^:\n|]{{1,60}}?)\s*:\s+(?={_KIND}\s*[:=]?\s*{_NUMBER})", re.I)
+LED_LINE = re.compile(rf"^\s*(?:[^:\n|]{{1,60}}?\s*:\s+)?{_ITEM}(?:\s*[,;|]\s*{_ITEM})*\s*$",
+                      re.I)
 PROMPT_EVALUATION = re.compile(r"^prompt\s+evaluation", re.I)
 # The kinds only llama.cpp's people write: a block needs one of them.
 LLAMA_KIND = re.compile(r"^(?:pp|tg|prompt\s+processing|prompt\s+eval|token\s+generation"
@@ -79,13 +83,26 @@ def _test(kind: str, command: str | None) -> dict[str, Any]:
                      command)
 
 
+def _lead(line: str) -> tuple[str | None, str]:
+    """(what a line's speeds are of, the speeds): (None, line) when it names nothing first."""
+    if LINE.match(line):
+        return None, line
+    led = LEAD.match(line)
+    if led is not None and LINE.match(line[led.end():]):
+        return led.group("lead").strip(), line[led.end():]
+    return None, line
+
+
 def _own(line: str) -> str | None:
-    return line if not line.strip() or LINE.match(line) else None
+    if not line.strip():
+        return line
+    lead, speeds = _lead(line)
+    return speeds if LINE.match(speeds) else None
 
 
 def resumes(lines: list[str], line: str) -> bool:
     """The speeds go on after a line a user typed among them (`$ nvidia-smi`)."""
-    return LINE.match(line) is not None
+    return LED_LINE.match(line) is not None
 
 
 def _figure(printed: str | None, what: str, at: int, unread: list[tuple[int, str]]
@@ -121,6 +138,7 @@ def build(block: Block) -> list[Parsed | Problem]:
     out: list[Parsed | Problem] = list(skipped)
     for kind, figures, line in speeds:
         test = _test(kind, shared.get("command"))
+        lead, _ = _lead(block.lines[line - 1])
         at = block.line_start + line - 1
         raw = block.lines[line - 1]
         sides = ["before", "after"] if len(figures) == 2 else [None]
@@ -130,6 +148,11 @@ def build(block: Block) -> list[Parsed | Problem]:
                     "stddev_ts": _figure(spread, f"{kind} ±", at, unread)}
             values = {**shared, **merged({}, test, rate)}
             values.pop("_unread")
+            if lead:            # (a model's name before its speeds, or a run's)
+                values["label"] = lead
+                if models_named(re.sub(r"\s+", "-", lead)) or QUANT_WORD.search(lead):
+                    values.update(model_type=lead, **({"model_ftype": q.group("quant")}
+                                                      if (q := QUANT_WORD.search(lead)) else {}))
             if side is not None:
                 values["label"] = f"{shared['label']} {side}" if shared.get("label") else side
             add_result(out, values, at, raw, unread,
@@ -146,11 +169,11 @@ FORMAT = BlockFormat(
     upstream=("llama.cpp llama-bench, llama-cli and llama-server speeds, written down",),
     # (not `tokens/s`: every vLLM stats line holds it)
     markers=("t/s", "tok/s", "tokens per second"),
-    start=LINE,
+    start=LED_LINE,
     end=None,
     max_lines=40,
     build=build,
-    continues=lambda line: LINE.match(line) is not None,
+    continues=lambda line: LED_LINE.match(line) is not None,
     restarts=False,         # (each of its lines could start it: the next one goes on)
     resumes=resumes,
 )
