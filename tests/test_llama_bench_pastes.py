@@ -267,6 +267,16 @@ def test_speeds_in_words_after_the_model_they_are_of(tmp_path):
         ("Qwen3-14B Q4_K_M", "Q4_K_M", "pp512", 700.0), ("Qwen3-14B Q4_K_M", "Q4_K_M", "tg128", 30.0)]
 
 
+def test_a_header_over_two_rows_under_a_blank_top_left_cell(tmp_path):
+    rows, _ = read(tmp_path, "\n".join([
+        "| | RTX 4090 | | M4 Max | |", "|---|---|---|---|---|",
+        "| Model | pp512 | tg128 | pp512 | tg128 |", "| Qwen3-8B Q4_K_M | 5000 | 145 | 900 | 61 |"])
+        + "\n", "notes.md")
+    assert [(r.label, r.model_type, r.test, r.avg_ts) for r in rows] == [
+        ("RTX 4090", "Qwen3-8B Q4_K_M", "pp512", 5000.0), ("RTX 4090", "Qwen3-8B Q4_K_M", "tg128", 145.0),
+        ("M4 Max", "Qwen3-8B Q4_K_M", "pp512", 900.0), ("M4 Max", "Qwen3-8B Q4_K_M", "tg128", 61.0)]
+
+
 def test_kinds_after_a_run_name_flag_and_field_columns_and_remarks_in_cells(tmp_path):
     rows, _ = read(tmp_path, "\n".join([
         "llama-bench -m m.gguf -dev Vulkan1 -ngl 99 -p 512 -n 128", "",

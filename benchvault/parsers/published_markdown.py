@@ -136,8 +136,9 @@ FORMAT = BlockFormat(
                 "one row per cell.",
     upstream=("GitHub-flavoured markdown tables, hand-made or exported by report tools",),
     markers=("|",),
-    # a header: at least two cells with text, each closed by a pipe
-    start=re.compile(r"^\s*\|(?:[ \t]*\|)?(?:\s*[^|\s][^|]*\|){2}"),
+    # a header: at least two cells with text, each closed by a pipe (blank ones between them:
+    # groups over two header rows, `|  | RTX 4090 |  | M4 Max |  |`)
+    start=re.compile(r"^\s*\|(?:[ \t]*\|)*(?:[ \t]*[^|\s][^|]*\|(?:[ \t]*\|)*){2}"),
     end=None,
     max_lines=20_000,
     build=build,

@@ -218,8 +218,9 @@ def table(lines: list[str]) -> Table | None:
 def _sub_header(header: list[str], row: list[str]) -> bool:
     """``row`` is the second line of a header over two rows: the first names groups over
     blank cells (`| Req/s |  | TTFT (ms) |  |`), this one names the columns of each group
-    (`|  | main | PR | main | PR |`), with no number of a result in it."""
-    return bool(row) and not row[0] and any(not h for h in header[1:]) \
+    (`|  | main | PR | main | PR |`, or `| Model | pp512 | tg128 | ...` under a blank top-left
+    cell), with no number of a result in it."""
+    return bool(row) and not (row[0] and header[0]) and any(not h for h in header[1:]) \
         and sum(bool(c) for c in row) >= 2 and all(cell_number(c)[0] is None for c in row)
 
 
