@@ -46,6 +46,8 @@ from conftest import ingest_into, rows
     ("Total Tput (tok/s)", "total_token_throughput", 1.0),
     ("Total Requests", "num_prompts", 1.0),
     ("Requests", "num_prompts", 1.0),
+    ("max-concurrency", "max_concurrency", 1.0),      # the flag's name
+    ("--num-prompts", "num_prompts", 1.0),
     ("MC", "max_concurrency", 1.0),
     ("Per-token latency (ms)", "mean_tpot_ms", 1.0),     # a token's latency, not a request's
     ("Decode latency per token", "mean_tpot_ms", 1.0),
@@ -328,6 +330,14 @@ def test_a_label_over_a_fold_names_its_table_before_the_folds_title(tmp_path):
     got = read_note(tmp_path, text, RUNS.format("max_concurrency, output_throughput"))
     assert [tuple(r.values()) for r in got] == [
         ("Baseline", 1, 71.6), ("Fused", 1, 80.7), ("Baseline", 2, 125.7), ("Fused", 2, 129.2)]
+
+
+def test_a_throughput_column_whose_cells_say_their_rate(tmp_path):
+    text = ("| Setup | TTFT (s) | Throughput |\n|---|---|---|\n"
+            "| baseline | 1.2 | 850 tok/s |\n| spec decode | 1.1 | 1300 tok/s |\n")
+    got = read_note(tmp_path, text, RUNS.format("mean_ttft_ms, output_throughput"))
+    assert [tuple(r.values()) for r in got] == [("baseline", 1200.0, 850.0),
+                                                ("spec decode", 1100.0, 1300.0)]
 
 
 def test_thousands_written_k_and_lengths_written_k_left_empty(tmp_path):

@@ -248,11 +248,16 @@ def _in_english(words: str) -> str:
 SQUARE_UNIT = re.compile(r"\[([^\[\]]{1,12})\]")
 
 
+DASHED = re.compile(r"(?<=[a-z])-(?=[a-z])")
+
+
 @lru_cache(maxsize=4096)
 def meaning(label: str) -> Meaning | None:
     """What a row or column label names; None for no number (an empty label)."""
     text = cell_text(label)
-    words = " ".join(_in_english(text.lower().replace("_", " ")).split())
+    # (`max-concurrency`, `--num-prompts`: a flag's name, its words joined by dashes)
+    words = " ".join(_in_english(DASHED.sub(" ", text.lower().replace("_", " ")).lstrip("-"))
+                     .split())
     words = SQUARE_UNIT.sub(r"(\1)", words)      # (`Throughput [tok/s]`: a unit in brackets)
     if not words:
         return None
@@ -631,6 +636,27 @@ def _prose_units(t: Table, prose: tuple[str, ...]) -> Table:
     return Table(header, t.body)
 
 
+def _cell_units(t: Table) -> Table:
+    """The table with the rate most of a column's cells print (`850 tok/s`) written in a
+    header that names a throughput and no unit (`Throughput`)."""
+    header = []
+    for c, head in enumerate(t.header):
+        text = cell_text(head)
+        known = meaning(text)
+        if c and known is not None and known.column is None and THROUGHPUT_WORD.search(text) \
+                and _unit(text.lower()) is None:
+            units = [(number(row[c])[1] or "").lower() for _, row in t.body if c < len(row)]
+            rates = {_unit_name(u) for u in units if RATE_UNIT.fullmatch(u)}
+            if len(rates) == 1 and 2 * sum(bool(RATE_UNIT.fullmatch(u)) for u in units) > len(units):
+                head = f"{text} ({rates.pop()})"
+        header.append(head)
+    return Table(header, t.body)
+
+
+THROUGHPUT_WORD = re.compile(r"\b(?:throughput|tput|speed)\b", re.I)
+RATE_UNIT = re.compile(r"tok(?:en)?s?/s(?:ec)?|t/s|req(?:uest)?s?/s(?:ec)?")
+
+
 def runs(lines: list[str], heading: str = "", prose: tuple[str, ...] = (),
          over: tuple[str, ...] = ()) -> list[Run] | None:
     """The runs of a table of serving results, None when it is none.  ``heading``: the
@@ -640,7 +666,7 @@ def runs(lines: list[str], heading: str = "", prose: tuple[str, ...] = (),
     if t is None:
         return None
     stated = bool(workload_in_prose(tuple(filter(None, over or (heading,)))).keys() - {"seed"})
-    t, words = _arrow_header(_prose_units(t, prose) if prose else t)
+    t, words = _arrow_header(_cell_units(_prose_units(t, prose) if prose else t))
     found = _before_after(_grouped_row_runs(t) or _row_runs(t, stated) or _stat_row_runs(t)
                           or _column_runs(t, stated) or _cell_runs(t)
                           or _runs_under_metric(t, heading) or [], words)
