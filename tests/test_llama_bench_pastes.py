@@ -117,15 +117,18 @@ def test_a_command_says_which_column_a_headerless_row_has(tmp_path):
         (12, None, "llama-8b.gguf")]
 
 
-def test_rows_of_a_published_table_are_not_llama_bench_rows(tmp_path):
-    """A note's own table whose rows look like llama-bench's stays the note's table."""
+def test_a_notes_table_of_llama_bench_rows_under_its_own_headers_is_retyped(tmp_path):
+    """A note's own table of llama-bench's rows, its `t/s` column headed otherwise (`Result`),
+    is read by its test column and its `mean ± std` cells, as a table retyped by hand."""
     note = "\n".join([
         "| Model | Size | Params | Backend | ngl | Test | Result |",
         "|---|---|---|---|---|---|---|",
         "| llama 8B Q4_K - Medium | 4.58 GiB | 8.03 B | CUDA | 99 | pp512 | 5012.77 ± 21.40 |",
         ""])
-    rows, _ = read(tmp_path, note, "note.md")
-    assert all(type(r).__name__ != "LlamaBenchResult" for r in rows)
+    rows, warnings = read(tmp_path, note, "note.md")
+    assert [(type(r).__name__, r.backends, r.test, r.avg_ts, r.stddev_ts) for r in rows] == [
+        ("LlamaBenchResult", "CUDA", "pp512", 5012.77, 21.4)]
+    assert any("retyped by hand" in str(w) for w in warnings)
 
 
 @pytest.mark.parametrize("shown", ["±", "Â±", "┬▒", "?", "_", "�", "+/-"])
@@ -275,6 +278,16 @@ def test_a_header_over_two_rows_under_a_blank_top_left_cell(tmp_path):
     assert [(r.label, r.model_type, r.test, r.avg_ts) for r in rows] == [
         ("RTX 4090", "Qwen3-8B Q4_K_M", "pp512", 5000.0), ("RTX 4090", "Qwen3-8B Q4_K_M", "tg128", 145.0),
         ("M4 Max", "Qwen3-8B Q4_K_M", "pp512", 900.0), ("M4 Max", "Qwen3-8B Q4_K_M", "tg128", 61.0)]
+
+
+def test_a_test_column_beside_columns_named_by_backends(tmp_path):
+    rows, _ = read(tmp_path, "\n".join([
+        "| model | test | ROCm | Vulkan | speedup |", "|---|---|---|---|---|",
+        "| gpt-oss 20B MXFP4 | pp2048 | 1500.23 ± 5.1 | 1200.11 ± 3.2 | 1.25 |",
+        "| gpt-oss 20B MXFP4 | tg32 | 70.1 ± 0.1 | 75.3 ± 0.2 | 0.93 |"]) + "\n", "notes.md")
+    assert [(r.backends, r.test, r.avg_ts, r.stddev_ts) for r in rows] == [
+        ("ROCm", "pp2048", 1500.23, 5.1), ("Vulkan", "pp2048", 1200.11, 3.2),
+        ("ROCm", "tg32", 70.1, 0.1), ("Vulkan", "tg32", 75.3, 0.2)]
 
 
 def test_kinds_after_a_run_name_flag_and_field_columns_and_remarks_in_cells(tmp_path):

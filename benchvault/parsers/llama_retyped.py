@@ -526,6 +526,11 @@ def _results(t: Table, command: str | None = None, heading: str = ""
         settings = [t.body[i][1] for i in others if not named_at]
         t = Table(header, [row for i, row in enumerate(t.body) if i not in others])
         first = [f for f in first if f]
+    if test_column is not None and not rates and all(    # (`| model | test | ROCm | Vulkan |`)
+            test_column < len(row) and test_of(row[test_column]) for _, row in t.body):
+        rates = [i for i in range(1, len(header)) if i != test_column
+                 and _field_of(header[i]) is None and not DIFFERENCE.search(cell_text(header[i]))
+                 and _holds_results(t, i)]
     if test_column is not None and rates:               # a test column, t/s columns
         for index, row in t.body:
             test = test_of(row[test_column]) if test_column < len(row) else None
