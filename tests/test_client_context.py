@@ -318,6 +318,16 @@ def test_an_image_that_runs_the_server_as_its_entrypoint_is_a_launch(tmp_path, l
         == [launch]
 
 
+def test_a_program_named_in_a_code_span_of_prose_is_no_launch(tmp_path):
+    note = tmp_path / "note.md"
+    note.write_text("I tested it using `llama-server`, Vulkan, and an AMD RX 570 8 GB.\n\n"
+                    "Then I ran `llama-server -m x.gguf -ngl 99` again.\n", encoding="utf-8")
+    db = tmp_path / "w.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT command FROM server_launches") == [
+        {"command": "llama-server -m x.gguf -ngl 99"}]
+
+
 def test_an_image_before_a_command_is_no_launch_of_its_own(tmp_path):
     note = tmp_path / "run.md"
     note.write_text("```\ndocker run --gpus all vllm/vllm-openai:v0.11.0 vllm bench serve "

@@ -222,6 +222,8 @@ def segment_with(text: str, program_re: re.Pattern[str]) -> str | None:
         while words and ENV_ASSIGNMENT.match(words[-1]):
             keep.insert(0, words.pop())
         body = part[start:].strip()
+        if start and part[start - 1] == "`" and "`" in body:
+            body = body[:body.index("`")].rstrip()      # (the code span the command is: no more)
         if body.endswith("`") and body.count("`") % 2:      # (a code span's closing backtick)
             body = body[:-1].rstrip()
         return " ".join([*keep, body])
