@@ -328,6 +328,21 @@ def test_a_program_named_in_a_code_span_of_prose_is_no_launch(tmp_path):
         {"command": "llama-server -m x.gguf -ngl 99"}]
 
 
+@pytest.mark.parametrize("line, launch", [
+    ('        command: ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", '
+     '"--tensor-parallel-size", "2"]',
+     {"engine": "vllm", "model": "meta-llama/Llama-3.1-8B-Instruct", "tensor_parallel_size": 2}),
+    ('CMD ["python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", "--tp", "4"]',
+     {"engine": "sglang", "model": "Qwen/Qwen3-8B", "tensor_parallel_size": 4}),
+])
+def test_a_command_written_as_a_list_of_its_words_is_a_launch(tmp_path, line, launch):
+    note = tmp_path / "deploy.md"
+    note.write_text(f"```yaml\n{line}\n```\n", encoding="utf-8")
+    db = tmp_path / "w.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT engine, model, tensor_parallel_size FROM server_launches") == [launch]
+
+
 def test_an_image_before_a_command_is_no_launch_of_its_own(tmp_path):
     note = tmp_path / "run.md"
     note.write_text("```\ndocker run --gpus all vllm/vllm-openai:v0.11.0 vllm bench serve "

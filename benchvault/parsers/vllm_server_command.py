@@ -16,7 +16,9 @@ The command line grammar is the shared one in ``cmdline.py``.
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 
 from .base import Context, Facts, LineFormat
 from ..reading.cmdline import parse_command
@@ -27,13 +29,32 @@ from .vllm_server_log import split_log_line
 # The release an image's tag names (`vllm/vllm-openai:v0.8.3`, `...:0.9.1-cu128`), not
 # `latest` or `nightly`.
 IMAGE_VERSION = re.compile(r"/[\w./-]+:v?(\d+\.\d+(?:\.\d+)?(?:\.?post\d+|rc\d+)?)(?![\w.])")
-ANY_LAUNCH = re.compile("|".join(f"(?:{p.pattern})" for p in LAUNCH_COMMANDS.values()))
+# A command written as a list of its words (a Kubernetes or compose `command:`, a Dockerfile's
+# `CMD`): `["vllm", "serve", "Qwen/Qwen3-8B", "--tensor-parallel-size", "2"]`.
+WORD_LIST = re.compile(r'\[\s*"(?:[^"\\\]]|\\.)*"(?:\s*,\s*"(?:[^"\\\]]|\\.)*")*\s*,?\s*\]')
+LISTED_VLLM = r'"vllm"\s*,\s*"serve"'
+ANY_LAUNCH = re.compile("|".join(f"(?:{p.pattern})" for p in LAUNCH_COMMANDS.values())
+                        + "|" + LISTED_VLLM)
+
+
+def _as_line(message: str) -> str:
+    """The command a list of its words writes, as a shell line; else the message."""
+    listed = WORD_LIST.search(message) if '"' in message and "[" in message else None
+    if listed is None:
+        return message
+    try:
+        words = json.loads(listed.group(0))
+    except ValueError:
+        return message
+    return " ".join(shlex.quote(w) for w in words) if all(isinstance(w, str) for w in words) \
+        else message
 
 
 def build(line: int, text: str, context: Context) -> Facts | None:
     log = split_log_line(text)
+    message = _as_line(log.message)
     for engine, pattern in LAUNCH_COMMANDS.items():
-        command = parse_command(log.message, pattern, SHORT_FLAGS.get(engine))
+        command = parse_command(message, pattern, SHORT_FLAGS.get(engine))
         if command is None:
             continue
         if not command.args and not command.positionals:
