@@ -224,6 +224,15 @@ class BlockFormat:
         return False
 
 
+def label_and_heading(context: Any) -> tuple[str, str]:
+    """The label and the heading right over a result ("" for either it has not): each may say
+    what it is (a `<summary>Results</summary>` or a bold `**Results**` under `### Text
+    Generation (tg128)` or `### Throughput (Concurrency=32)` leaves the heading saying it)."""
+    label = getattr(context, "label", None) or ""
+    section = getattr(context, "section", None)
+    return label, section[-1].rstrip(":").rstrip() if section else ""
+
+
 def claimed_table(name: str, table: str, description: str, upstream: tuple[str, ...],
                   build: Callable[[Block], "Parsed | list[Parsed | Problem]"],
                   claims: Callable[[list[str], Any], bool], by_own_header: bool = False

@@ -83,21 +83,18 @@ def _test(kind: str, command: str | None) -> dict[str, Any]:
                      command)
 
 
-def _lead(line: str) -> tuple[str | None, str]:
-    """(what a line's speeds are of, the speeds): (None, line) when it names nothing first."""
+def _lead(line: str) -> tuple[str | None, str | None]:
+    """(what a line's speeds are of, or None; the speeds, or None when it is no line of them)."""
     if LINE.match(line):
         return None, line
     led = LEAD.match(line)
     if led is not None and LINE.match(line[led.end():]):
         return led.group("lead").strip(), line[led.end():]
-    return None, line
+    return None, None
 
 
 def _own(line: str) -> str | None:
-    if not line.strip():
-        return line
-    lead, speeds = _lead(line)
-    return speeds if LINE.match(speeds) else None
+    return line if not line.strip() else _lead(line)[1]
 
 
 def resumes(lines: list[str], line: str) -> bool:

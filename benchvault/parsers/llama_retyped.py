@@ -37,7 +37,7 @@ from pydantic import ValidationError
 from ..reading.tablecells import (ARROWS, CELL_REMARK, DIFFERENCE, SLASH, Table, arrow_cell,
                                   cell_number, cell_text, printed_number, table)
 from ..schemas.llama_bench import LlamaBenchResult
-from .base import STRAY, Block, Parsed, Problem, claimed_table
+from .base import STRAY, Block, Parsed, Problem, claimed_table, label_and_heading
 from .grammar import snake_name
 from .runcontext import models_named
 from .llama_bench import (BACKENDS, CELL_FLAG, COLUMN_FIELDS, COUNT_FACTORS, FIELDS, FLAG_FIELDS,
@@ -460,7 +460,8 @@ def _results(t: Table, command: str | None = None, heading: str = ""
         rated = [] if kinds or bare or any(
             row and (test_of(row[0]) or bare_kind(row[0]) or _kind_in_words(row[0]))
             for _, row in t.body) else _rate_columns(t)
-        if not (_of_llama(t, rated) or any(GGUF_QUANT.search(cell_text(h)) for h in header)):
+        if rated and not (_of_llama(t, rated)
+                          or any(GGUF_QUANT.search(cell_text(h)) for h in header)):
             rated = []          # (tokens per second of some other program's)
         if rated:
             # (`| Model | RTX 4090 | M4 Max |` over `145.2 t/s`: a run per column, of the kind
@@ -816,12 +817,8 @@ def resembles(lines: list[str], context: Any = None) -> bool:
 
 
 def _over(context: Any) -> str:
-    """The label and the heading over a table, both (a `<summary>Results</summary>` under
-    `### Text Generation (tg128)` leaves the heading naming the test)."""
-    label = getattr(context, "label", None) or ""
-    section = getattr(context, "section", None)
-    heading = section[-1].rstrip(":").rstrip() if section else ""
-    return " — ".join(dict.fromkeys(x for x in (label, heading) if x))
+    """The label and the heading over a table, both: each may name its test."""
+    return " — ".join(dict.fromkeys(x for x in label_and_heading(context) if x))
 
 
 def build(block: Block) -> list[Parsed | Problem]:

@@ -23,7 +23,7 @@ from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import LarkError
 
 from . import block_formats
-from .base import Block, BlockFormat, Parsed, Problem
+from .base import Block, BlockFormat, Parsed, Problem, label_and_heading
 from ..reading.aligned import pipe_table
 from ..reading.tablecells import cell_text, claiming_format, table_rows
 
@@ -124,9 +124,9 @@ def _claimed(block: Block, before: int, html: str, header: list[str],
              body: list[tuple[int, list[str]]]) -> list[Parsed | Problem] | None:
     """The rows of the format that claims the table, each at its ``<tr>``'s line; None when
     none claims it."""
-    context = block.context         # (and the label and heading over it: `Throughput (tok/s):`)
+    # (and the label and heading over it: `Throughput (tok/s):`)
     words = " ".join([*header, *(cell for _, cells in body for cell in cells),
-                      context.label or "", *context.section[-1:]])
+                      *label_and_heading(block.context)])
     if not RUN_WORDS.search(words):
         return None
     pipes = pipe_table(header, [cells for _, cells in body])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Iterator
 
 from .base import Context
 from ..reading.cmdline import BOOLEAN_FLAGS, parse_command, unabbreviated
@@ -224,11 +224,16 @@ SPACED_MODEL_RE = re.compile(
 SIZE_WORD = re.compile(r"\s\d+(?:\.\d+)?[BM]\b", re.I)
 
 
+def _bare_models(text: str, start: int = 0) -> Iterator["re.Match[str]"]:
+    """BARE_MODEL_RE's matches from ``start`` on that are no `.gguf` file's name."""
+    return (m for m in BARE_MODEL_RE.finditer(text, start)
+            if not m.group(1).lower().endswith(".gguf"))
+
+
 def models_named(text: str) -> set[str]:
     """The models ``text`` names without their organisation (BARE_MODEL_RE), not a `.gguf`
     file's name."""
-    return {m.group(1) for m in BARE_MODEL_RE.finditer(text)
-            if not m.group(1).lower().endswith(".gguf")} \
+    return {m.group(1) for m in _bare_models(text)} \
         | {m.group(1) for m in SPACED_MODEL_RE.finditer(text) if SIZE_WORD.search(m.group(1))}
 
 
@@ -243,14 +248,10 @@ def model_in_prose(lines: tuple[str, ...]) -> str | None:
     if len(bare) > 1:       # (`- Model / implementation: gemma-4-26B-A4B-it / gemma4-autoport`)
         # (not a line that compares models: `Model: Qwen3-8B vs Llama-3.1-8B`)
         labelled = [m.group(1) for line in lines if (label := MODEL_LABEL.match(line))
-                    and not COMPARED.search(line) and (m := _first_model(line, label.end()))]
+                    and not COMPARED.search(line)
+                    and (m := next(_bare_models(line, label.end()), None))]
         bare = set(labelled[:1]) if len(set(labelled)) == 1 else bare
     return bare.pop() if len(bare) == 1 else None
-
-
-def _first_model(line: str, start: int) -> "re.Match[str] | None":
-    return next((m for m in BARE_MODEL_RE.finditer(line, start)
-                 if not m.group(1).lower().endswith(".gguf")), None)
 
 
 COMPARED = re.compile(r"\b(?:vs\.?|versus|and|against)\s", re.I)

@@ -39,7 +39,7 @@ from ..reading.tablecells import (ARROW_NAMES, CELL_REMARK, DIFFERENCE, SLASH, T
                                   table)
 from ..schemas.models import LatencyStat, ServingRun, fields_of
 from . import published_markdown
-from .base import Block, Parsed, Problem, claimed_table, half_unit
+from .base import Block, Parsed, Problem, claimed_table, half_unit, label_and_heading
 from .grammar import snake_name
 from .runcontext import engine_named_in, infer_engine, serving_context, workload_in_prose
 from .vocabulary import load
@@ -698,15 +698,7 @@ def resembles(lines: list[str], context: Any = None) -> bool:
     """The lines are one table of serving results: two labels or more name a latency or a
     throughput, with numbers under them."""
     return runs(lines, getattr(context, "label_or_heading", None) or "",
-                getattr(context, "prose", ()), _over(context)) is not None
-
-
-def _over(context: Any) -> tuple[str, ...]:
-    """The label and the heading over a table: a `<summary>Results</summary>` or a bold
-    `**Results**` under `### Throughput (Long Prompts, Concurrency=32)` leaves the heading
-    stating the workload."""
-    section = getattr(context, "section", None)
-    return (getattr(context, "label", None) or "", section[-1] if section else "")
+                getattr(context, "prose", ()), label_and_heading(context)) is not None
 
 
 # What the table's run takes from its own context, not the command's
@@ -900,7 +892,7 @@ def build(block: Block) -> list[Parsed | Problem]:
         # stays a published table.
         return published_markdown.read_table(block)
     found = runs(block.lines, block.context.label_or_heading or "", block.context.prose,
-                 _over(block.context)) or []
+                 label_and_heading(block.context)) or []
     out: list[Parsed | Problem] = []
     context = block.context
     # The benchmark command (and printed Namespace) the table's runs ran with
