@@ -591,6 +591,18 @@ def test_an_html_table_headed_tok_s_reads_as_the_pipe_table_it_stands_for(tmp_pa
         ("Qwen3.6-27B", "Vulkan", "ring1", "tg", 18.77, 19)]
 
 
+@pytest.mark.parametrize("tail", ["", "<tr>\n<td>ROCm</td>\n<td>base", "</tbody>\n"])
+def test_an_html_table_the_paste_cuts_off_keeps_its_whole_rows(tmp_path, tail):
+    text = ("## Qwen3.6-27B\n\n<table>\n<thead>\n<tr>\n<th>Backend</th>\n<th>Config</th>\n"
+            "<th>Prompt tok/s</th>\n<th>Decode tok/s</th>\n</tr>\n</thead>\n<tbody>\n<tr>\n"
+            "<td>Vulkan</td>\n<td>baseline</td>\n<td>73.71</td>\n<td>12.29</td>\n</tr>\n"
+            + tail)
+    got, warnings = read(tmp_path, text, "note.md")
+    assert [(r.backends, r.label, r.test, r.avg_ts) for r in got] == [
+        ("Vulkan", "baseline", "pp", 73.71), ("Vulkan", "baseline", "tg", 12.29)]
+    assert any("published_html" in w and "no closing rule" in w for _, w in warnings), warnings
+
+
 @pytest.mark.parametrize("head, row", [
     ("<th>run</th><th>prefill</th><th>decode</th>", "<td>ncmoe 40</td><td>383.85 t/s</td><td>22.52 t/s</td>"),
     ("<th>Model</th><th>Tokens per Second</th>", "<td>qwen3:30b Q4_K_M</td><td>34.1</td>")])

@@ -85,9 +85,8 @@ def build(block: Block) -> list[Parsed | Problem]:
         return []
     text = block.text
     start = text.lower().find("<table")
-    end = text.lower().rfind("</table")
     try:
-        caption, rows = _parser().parse(text[start:text.index(">", end) + 1])
+        caption, rows = _parser().parse(_closed(text[start:]))
     except (LarkError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return [Problem(block.line_start, f"cannot read HTML table: {reason}", text[:4000])]
@@ -110,6 +109,23 @@ def build(block: Block) -> list[Parsed | Problem]:
             return claimed
     return table_rows(block, FORMAT.name, header, body,
                       caption=cell_text(caption) if caption else None)
+
+
+def _closed(html: str) -> str:
+    """The table up to its last whole row, its open sections and itself closed: the same
+    table when it ends with ``</table>``; a table cut short (a paste that stops inside it, the
+    closing rule the segmenter adds then) keeps the rows it printed."""
+    lower = html.lower()
+    last_row = lower.rfind("</tr")
+    if last_row < 0:
+        end = lower.rfind("</table")
+        return html[:html.index(">", end) + 1] if end >= 0 else html
+    html = html[:html.index(">", last_row) + 1]
+    lower = html.lower()
+    for part in ("thead", "tbody", "tfoot"):
+        if lower.rfind(f"<{part}") > lower.rfind(f"</{part}"):
+            html += f"</{part}>"
+    return html + "</table>"
 
 
 # What makes an HTML table a run's (a serving latency as vLLM names it, a llama-bench test, a
@@ -162,6 +178,10 @@ FORMAT = BlockFormat(
     start=re.compile(r"^\s*(?:<[^>]+>\s*)*<table\b", re.I),
     end=re.compile(r".*</table\s*>", re.I),
     max_lines=20_000,
+    # A paste that stops inside the table (no `</table>`, every line a tag): read to its last
+    # whole row.
+    body_line=re.compile(r"^\s*<"),
+    closing="</table>",
     build=build,
     consumes=False,
 )
