@@ -441,3 +441,41 @@ def test_labels_a_plain_line_above_a_heading_with_a_colon_and_a_one_line_code_fe
     assert [(r["label"], r["duration"]) for r in rows(
         db, "SELECT label, duration FROM serving_runs ORDER BY line_start")] == [
         ("4 nodes (tp)", 262.49), ("Baseline", 263.49), ("WO tuned configs", 264.49)]
+
+
+def test_a_template_command_in_setup_notes_leaves_the_results_under_their_own_heading(tmp_path):
+    # (a `\` before the fence's end, a `<model>` slot, the release said in the setup prose)
+    note = tmp_path / "note.md"
+    note.write_text(
+        "## VLLM Configuration\n* vLLM Version: 0.9.1.dev59+gb6a6e7a52 (commit b6a6e7a)\n\n"
+        "```bash\nvllm serve <model> \\\n        --gpu-memory-utilization 0.98 \\\n"
+        "        --tensor-parallel-size 4 \\\n```\n"
+        "```bash\npython benchmarks/benchmark_serving.py --model <model> --max-concurrency "
+        "<concurrency> --num-prompts 100\n```\n\n## Qwen3-32B-GPTQ\n\n### Mean TTFT (ms)\n"
+        "| GPUs | 1 Concurrency | 8 Concurrency |\n|---|---|---|\n| 4 | 63 | 190.1 |\n",
+        encoding="utf-8")
+    db = tmp_path / "w.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT model, version, gpu_memory_utilization, tensor_parallel_size "
+                    "FROM server_launches") == [
+        {"model": None, "version": "0.9.1.dev59+gb6a6e7a52", "gpu_memory_utilization": 0.98,
+         "tensor_parallel_size": 4}]
+    assert rows(db, "SELECT model, section, max_concurrency, num_prompts, mean_ttft_ms "
+                    "FROM serving_runs ORDER BY rowid") == [
+        {"model": "Qwen3-32B-GPTQ", "section": "Qwen3-32B-GPTQ > Mean TTFT (ms)",
+         "max_concurrency": 1, "num_prompts": 100, "mean_ttft_ms": 63.0},
+        {"model": "Qwen3-32B-GPTQ", "section": "Qwen3-32B-GPTQ > Mean TTFT (ms)",
+         "max_concurrency": 8, "num_prompts": 100, "mean_ttft_ms": 190.1}]
+
+
+@pytest.mark.parametrize("said, version", [
+    ("- SGLang version 0.4.6.post1", None), ("pip install vllm==0.10.1", "0.10.1"),
+    ("**vLLM**: v0.11.0rc2", "0.11.0rc2"), ("vLLM 0.8.4 against vLLM 0.9.0", None)])
+def test_the_release_the_setup_prose_names_is_the_launchs(tmp_path, said, version):
+    note = tmp_path / "note.md"
+    note.write_text(f"{said}\n\n```\nvllm serve Qwen/Qwen3-8B --port 8001\n```\n",
+                    encoding="utf-8")
+    db = tmp_path / "w.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT version FROM server_launches") == [{"version": version}]
+

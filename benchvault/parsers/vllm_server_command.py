@@ -29,6 +29,20 @@ from .vllm_server_log import split_log_line
 # The release an image's tag names (`vllm/vllm-openai:v0.8.3`, `...:0.9.1-cu128`), not
 # `latest` or `nightly`.
 IMAGE_VERSION = re.compile(r"/[\w./-]+:v?(\d+\.\d+(?:\.\d+)?(?:\.?post\d+|rc\d+)?)(?![\w.])")
+# ...or the release a note's setup says it ran (`* vLLM Version: 0.9.1.dev59+gb6a6e7a52`,
+# `SGLang version 0.4.6.post1`, `vllm==0.10.1`): its engine's name, then the version.
+PROSE_VERSION = re.compile(
+    r"(?<![\w/.-])(?P<engine>vllm|sglang)\**(?:[\s_-]*version)?\**\s*(?:[:：]|==?|\s)\s*`?v?"
+    r"(?P<version>\d+\.\d+(?:\.\d+)?(?:\.?(?:post|rc|dev)\d+)*(?:\+[\w.]+)?)(?![\w.])", re.I)
+
+
+def _prose_version(engine: str, prose: tuple[str, ...]) -> str | None:
+    """The one release of ``engine`` the note's prose names, None when none or several."""
+    found = {m.group("version") for line in prose for m in PROSE_VERSION.finditer(line)
+             if m.group("engine").lower() == engine}
+    return found.pop() if len(found) == 1 else None
+
+
 # A command written as a list of its words (a Kubernetes or compose `command:`, a Dockerfile's
 # `CMD`): `["vllm", "serve", "Qwen/Qwen3-8B", "--tensor-parallel-size", "2"]`.
 WORD_LIST = re.compile(r'\[\s*"(?:[^"\\\]]|\\.)*"(?:\s*,\s*"(?:[^"\\\]]|\\.)*")*\s*,?\s*\]')
@@ -70,6 +84,8 @@ def build(line: int, text: str, context: Context) -> Facts | None:
         # (an image tagged with the release it holds: `vllm/vllm-openai:v0.8.3`)
         if (tag := IMAGE_VERSION.search(command.program)) is not None:
             values["version"] = tag.group(1)
+        elif (said := _prose_version(engine, context.prose)) is not None:
+            values["version"] = said
         # A number a column needs that is none (`--max-model-len !096`): said, not stored.
         warnings = [(line, f"{engine} argument {key}: cannot read {value!r}, not stored")
                     for key, value in unreadable_args(command.args, engine)]

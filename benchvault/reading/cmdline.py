@@ -274,15 +274,20 @@ def _is_flag(token: str) -> bool:
     return token.startswith("-") and len(token) > 1 and not re.fullmatch(r"-\d+(\.\d+)?", token)
 
 
+# A template's slot for a value (`vllm serve <model>`, `--max-concurrency {c}`): no value.
+PLACEHOLDER = re.compile(r"<[^<>\s]+>|\{\w*\}|\.\.\.")
+
+
 def _read_flags(tokens: list[str], command: Command, short_flags: dict[str, str]) -> None:
     i = 0
     while i < len(tokens):
         token = tokens[i]
-        if token in ("do", "done", "then", "fi"):
+        if token in ("do", "done", "then", "fi", "\\", "`", "^"):   # (a continuation mark left)
             i += 1
             continue
         if not _is_flag(token):
-            command.positionals.append(token)
+            if not PLACEHOLDER.fullmatch(token):
+                command.positionals.append(token)
             i += 1
             continue
         name, eq, value = token.partition("=")
@@ -297,8 +302,8 @@ def _read_flags(tokens: list[str], command: Command, short_flags: dict[str, str]
         else:
             value = tokens[i + 1]
             i += 2
-        if isinstance(value, str) and "$" in value:
-            # A shell variable (`--max-concurrency $c`): its value is not in the text.
+        if isinstance(value, str) and ("$" in value or PLACEHOLDER.fullmatch(value)):
+            # A shell variable (`--max-concurrency $c`), a template's slot: no value here.
             continue
         command.args[key] = value
     return None

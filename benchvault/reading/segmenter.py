@@ -894,8 +894,8 @@ class Segmenter:
     def _continues(self, joined: str, nxt: str) -> bool:
         if _opens_repr(joined):
             return bool(nxt.strip())
-        if _continued(joined):
-            return bool(nxt.strip())
+        if _continued(joined):      # (a fence's end after a last `\` ends the command too)
+            return bool(nxt.strip()) and FENCE_RE.match(nxt) is None
         # A command put in the background or ended (`... &`, `;`) goes on on no other line, and
         # a line that runs a command of its own is that command, not a wrapped piece.
         if joined.rstrip().endswith(("&", ";")) or self._is_command(nxt):
