@@ -476,3 +476,16 @@ def test_a_dataset_column_and_the_requests_per_run_the_prose_states(tmp_path):
     got = read_note(tmp_path, text, RUNS.format("dataset_name, num_prompts, output_throughput"))
     assert [tuple(r.values()) for r in got] == [("OFF", "sharegpt", 300, 2210.0),
                                                 ("ON", "sharegpt", 300, 2480.0)]
+
+
+def test_columns_named_by_a_sweeps_setting_under_the_figure_their_heading_names(tmp_path):
+    # (a table per figure, joined run by run; the first column a setting of every run)
+    text = ("### Output Token Throughput (tok/s)\n| GPU Quantity | 1 Concurrency | c=8 |\n"
+            "|---|---|---|\n| 4 | 28.7 | 162.3 |\n\n### Mean Time to First Token (ms)\n"
+            "| GPU Quantity | 1 Concurrency | c=8 |\n|---|---|---|\n| 4 | 63 | 190.1 |\n")
+    got = read_note(tmp_path, text, RUNS.format("max_concurrency, output_throughput, "
+                                                "mean_ttft_ms, extra"))
+    assert [tuple(r.values()) for r in got] == [
+        ("1 Concurrency", 1, 28.7, 63.0, '{"gpu_quantity": 4.0}'),
+        ("c=8", 8, 162.3, 190.1, '{"gpu_quantity": 4.0}')]
+

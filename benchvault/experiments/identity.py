@@ -255,19 +255,25 @@ class Said:
 def differences(identity: Identity, a: Said, b: Said) -> list[str]:
     """Columns on which two sightings disagree (empty: they are one row).  Two that each
     printed results but none in common (two pastes of different parts of results) have
-    nothing to agree on: they differ on their results."""
+    nothing to agree on: they differ on their results; so do two that have one in common and
+    each others besides."""
     out = []
     results = (identity.near, *identity.results) if identity.near else identity.results
-    shared = False
+    shared = 0
     for column in results:
         x, y = a.values.get(column), b.values.get(column)
         if x is not None and y is not None:
-            shared = True
+            shared += 1
             if not close(x, y, max(a.tol(column), b.tol(column))):
                 out.append(column)
-    if not shared and any(a.values.get(c) is not None for c in results) \
-            and any(b.values.get(c) is not None for c in results):
-        out.extend(c for c in results if (a.values.get(c) is None) != (b.values.get(c) is None))
+    # (nor do two that share one figure and each hold others: two rows of hand-made tables
+    # whose throughput rounds alike, `6.41`, are two runs)
+    only_a = [c for c in results if a.values.get(c) is not None and b.values.get(c) is None]
+    only_b = [c for c in results if b.values.get(c) is not None and a.values.get(c) is None]
+    if (not shared and any(a.values.get(c) is not None for c in results)
+            and any(b.values.get(c) is not None for c in results)) \
+            or (shared == 1 and only_a and only_b):
+        out.extend([*only_a, *only_b])
     for column in (*identity.key, *identity.config):
         x, y = a.values.get(column), b.values.get(column)
         if x is not None and y is not None and not same_text(x, y):

@@ -48,7 +48,7 @@ PAREN = re.compile(r"\(([^()]*)\)")
 
 METRICS = (
     (re.compile(r"\bttft\b|time to first token|first.?token"), "ttft"),
-    (re.compile(r"\btpot\b|time\s*(?:per|/)\s*output token|per[\s-]*(?:output[\s-]*)?token[\s-]*lat"
+    (re.compile(r"\btpot\b|time\s*(?:per|/)\s*(?:output\s*)?token|per[\s-]*(?:output[\s-]*)?token[\s-]*lat"
                 r"|^(?:decode\s+)?token[\s-]*lat(?:ency)?\b|lat(?:ency)?\s+per\s+(?:output\s+)?token"),
      "tpot"),
     (re.compile(r"\bitl\b|inter.?token"), "itl"),
@@ -278,11 +278,16 @@ def meaning(label: str) -> Meaning | None:
     column = _throughput(words)
     if column is not None:
         return Meaning(column, column, 1 / 60 if PER_MINUTE.search(words) else 1.0)
-    if BARE_TOKENS.match(words):
+    # (`Tokens/s (streaming)`: a remark in brackets, no unit, after it)
+    if BARE_TOKENS.match(words) or BARE_TOKENS.match(REMARK.sub("", words)):
         return Meaning("output_throughput", "output_throughput", bare=True)
     if words in TEXT_COLUMNS:
         return Meaning(TEXT_COLUMNS[words], TEXT_COLUMNS[words])
     return Meaning(None, snake_name(text))
+
+
+# A trailing remark in brackets that is no unit (`(streaming)`, `(avg over 3 runs)`).
+REMARK = re.compile(r"\s*\((?![^()]*/)[^()]*[a-z][^()]*\)$")
 
 
 def number(text: str) -> tuple[float | None, str | None]:
@@ -415,6 +420,13 @@ def _swept(t: Table) -> bool:
     """The table's first column is a serving sweep's setting, or a row names one."""
     firsts = [t.header[0] if t.header else "", *(row[0] for _, row in t.body if row)]
     return any(m is not None and m.column in SWEPT for m in map(meaning, firsts))
+
+
+def _swept_columns(t: Table) -> bool:
+    """Each column after the first is a run of a sweep, named by its setting's value
+    (`| GPUs | 1 Concurrency | 8 Concurrency |`, `| Model | c=1 | c=16 |`)."""
+    return len(t.header) > 2 and all(
+        _label_settings(h)[0].keys() & SWEPT for h in t.header[1:])
 
 
 def _grouped_row_runs(t: Table) -> list[Run] | None:
@@ -552,7 +564,8 @@ def _runs_under_metric(t: Table, heading: str) -> list[Run] | None:
     (`Throughput (tok/s, output):` over `| Concurrency | Baseline | Fused | Delta |`): a run
     per row and column; None when the heading names no measured figure, or a header does."""
     named = meaning(heading.strip().rstrip(":：").strip()) if heading else None
-    if named is None or not named.measured or not t.header or not _swept(t) \
+    if named is None or not named.measured or not t.header \
+            or not (_swept(t) or _swept_columns(t)) \
             or any((m := meaning(h)) is not None and m.measured for h in t.header[1:]):
         return None
     columns = [c for c in range(1, len(t.header)) if not DIFFERENCE.search(t.header[c])
@@ -708,8 +721,10 @@ OUT_OF = {"completed", "failed"}
 OUT_OF_CELL = re.compile(r"^\s*(\d[\d,]*)\s*/\s*(\d[\d,]*)\s*$")
 
 
-# A run's label that names its setting (`Concurrency 64`, `c=16`, `QPS: 2`, `bs 32`).
-LABEL_SETTING = re.compile(r"^(?P<name>[A-Za-z][A-Za-z _]*?)\s*[=:]?\s*(?P<value>\d+(?:\.\d+)?)$")
+# A run's label that names its setting (`Concurrency 64`, `c=16`, `QPS: 2`, `bs 32`), or its
+# value first (`8 Concurrency`, `100 prompts`).
+LABEL_SETTING = re.compile(r"^(?P<name>[A-Za-z][A-Za-z _]*?)\s*[=:]?\s*(?P<value>\d+(?:\.\d+)?)$"
+                           r"|^(?P<first>\d+(?:\.\d+)?)\s*(?P<after>[A-Za-z][A-Za-z _]*?)$")
 # ...one of several in brackets (`c=16, isl=1024`)
 IN_BRACKET = re.compile(r"(?P<name>[A-Za-z][A-Za-z _]*?)\s*[=:]\s*(?P<value>\d+(?:\.\d+)?)")
 LABEL_SETTINGS = {"max_concurrency", "request_rate", "num_prompts", "random_input_len",
@@ -739,10 +754,11 @@ BRACKETED_SETTINGS = re.compile(r"\s*[(\[]((?:[A-Za-z][A-Za-z _]*?\s*[=:]\s*\d+(
 
 
 def _setting(match: re.Match) -> dict[str, Any]:
-    m = meaning(match.group("name"))
+    named = match.groupdict()
+    m = meaning(named.get("name") or named.get("after") or "")
     if m is None or m.column not in LABEL_SETTINGS:
         return {}
-    value = float(match.group("value"))
+    value = float(named.get("value") or named.get("first"))
     return {m.column: int(value) if _int_column(m.column) else value}
 
 
