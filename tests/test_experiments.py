@@ -152,6 +152,22 @@ def test_repeats_that_share_a_duration_are_two_runs_not_a_contradiction(tmp_path
     assert not [w for w in result.warnings if "contradicts" in w.reason]
 
 
+def test_two_table_rows_that_share_one_rounded_figure_are_two_runs(tmp_path):
+    # (each holds figures the other lacks; one throughput rounded alike is no evidence)
+    note = tmp_path / "note.md"
+    note.write_text("| Test | Tok/s | Time/Token (ms) |\n|---|---|---|\n| Code (500) | 6.41 | 155.99 |\n"
+                    "\n### Latency\n\n| Test | TTFT (ms) | Tokens/s (streaming) |\n|---|---|---|\n"
+                    "| Short | 171.38 | 6.41 |\n", encoding="utf-8")
+    db = tmp_path / "w.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT label, output_throughput, mean_tpot_ms, mean_ttft_ms FROM serving_runs "
+                    "ORDER BY line_start") == [
+        {"label": "Code (500)", "output_throughput": 6.41, "mean_tpot_ms": 155.99,
+         "mean_ttft_ms": None},
+        {"label": "Short", "output_throughput": 6.41, "mean_tpot_ms": None,
+         "mean_ttft_ms": 171.38}]
+
+
 def test_repeats_that_differ_are_separate_runs(tmp_path):
     """Repeats of one configuration share their counts (same prompts) but not their numbers."""
     db = tmp_path / "w.db"
