@@ -765,3 +765,19 @@ def test_depths_as_columns_under_a_heading_that_names_the_test(tmp_path):
     assert [(r.test, r.n_depth, r.avg_ts, r.build_commit, r.flash_attn) for r in got] == [
         ("tg64", 0, 41.2, "1a2b3c4d5", 1), ("tg64 @ d8192", 8192, 38.75, "1a2b3c4d5", 1),
         ("tg64 @ d32768", 32768, 30.02, "1a2b3c4d5", 1)]
+
+
+@pytest.mark.parametrize("box", [
+    # tabulate's psql, prettytable, rich's rounded box
+    ["+---------+---------+", "| backend |   pp512 |", "|---------+---------|",
+     "| Vulkan  | 1021.37 |", "| ROCm    | 1203.95 |", "+---------+---------+"],
+    ["+---------+---------+", "| backend |  pp512  |", "+---------+---------+",
+     "| Vulkan  | 1021.37 |", "| ROCm    | 1203.95 |", "+---------+---------+"],
+    ["╭─────────┬─────────╮", "│ backend │   pp512 │", "├─────────┼─────────┤",
+     "│ Vulkan  │ 1021.37 │", "│ ROCm    │ 1203.95 │", "╰─────────┴─────────╯"]])
+def test_a_table_drawn_with_borders_reads_as_the_pipe_table_it_stands_for(tmp_path, box):
+    text = "Qwen3-8B Q4_K_M, t/s:\n\n```\n" + "\n".join(box) + "\n```\n"
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.backends, r.test, r.avg_ts, r.line_start) for r in got] == [
+        ("Vulkan", "pp512", 1021.37, 7), ("ROCm", "pp512", 1203.95, 8)]
+

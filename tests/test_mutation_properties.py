@@ -157,9 +157,6 @@ for _kind, _why, _fixtures in [
     ('cut', "the results of one row of a retyped llama-bench table (one per test column) share its line and carry the heading as their label, while this test counts a run that shares its first line as printed only when a row starts with its label (GuideLLM's rows), and here the backend names the columns (`ROCm`, `Vulkan`) also start rows of the note's other tables", (
         'llama_retyped/derived-three-shapes',
     )),
-    ('cut', "an HTML table cut before its closing tag is no table its grammar reads: kept raw with a warning that it never ends, its runs with it (published_html)", (
-        'serving_retyped/derived-html-tables',
-    )),
     ('cut', "a hand-made table cut before its second latency or throughput row is no serving result any more (two make one) and stays a published table; and the runs of a metrics-as-rows table share their lines and are named by column headers, while this test counts a run that shares its first line as printed only when a row starts with its label (GuideLLM's rows)", (
         'serving_retyped/derived-both-orientations-and-cells',
     )),
