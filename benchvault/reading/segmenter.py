@@ -225,6 +225,13 @@ MAX_PROSE_LINES = 24        # a note's prose lines a block's context keeps (the 
 # A note's `Label: value` line (`- CPU: Intel Core i9`, `**Backend:** Vulkan`, `GPU：...`).
 LABELLED_LINE_RE = re.compile(r"^\s*(?:[-*+]\s+)?\**\s*([A-Za-z][\w ./()-]{0,30}?)\s*\**\s*[:：]"
                               r"\s*\**\s*(?![/\s])\S")
+# ...and a row of a setup table saying the same (`| GPU | NVIDIA RTX PRO 6000, 96 GB |`, under
+# `| Component | Detail |`): two cells, a setup word, then words.
+SETUP_ROW_RE = re.compile(
+    r"^\s*\|\s*\**\s*((?:gpus?|cpu|hardware|devices?|accelerators?|models?|engine|backends?"
+    r"|build|(?:vllm|sglang|llama\.cpp|engine)\s+version|version|driver|rocm|cuda|os|quant"
+    r"|quantization|precision|dtype|framework|runtime|image|platform|system|machine)"
+    r")\s*\**\s*\|\s*([^|]*[A-Za-z][^|]*?)\s*\|\s*$", re.I)
 WRAP_MIN_WIDTH = 80
 # A word wrap's first piece is the pane's width less the word that did not fit: a record this
 # much shorter than the widest line read whole may still be one.
@@ -1020,6 +1027,15 @@ class Segmenter:
             self._set_prose()
         return False
 
+    def _setup_row(self, text: str) -> None:
+        """A setup table's row (`| GPU | NVIDIA RTX PRO 6000 |`) says what a note's `GPU: ...`
+        line says, for the results after it."""
+        setup = SETUP_ROW_RE.match(text) if self.markdown and not self.in_fence else None
+        if setup is not None and (setup.group(1).lower() in self.labelled_lines
+                                  or len(self.labelled_lines) < MAX_PROSE_LINES):
+            self.labelled_lines[setup.group(1).lower()] = f"{setup.group(1)}: {setup.group(2)}"
+            self._set_prose()
+
     def _set_prose(self) -> None:
         self.ctx.prose = (*self.labelled_lines.values(), *(t for _, t in self.prose_lines))
 
@@ -1363,6 +1379,8 @@ class Segmenter:
                 if fmt.end is None and not cut and fmt.continues is not None and fmt.continues(text):
                     block.lines.append(text)
                     block.line_end = end
+                    if "|" in text:
+                        self._setup_row(text)
                     continue
                 if fmt.end is None and not cut and fmt.resumes is not None and text.strip() \
                         and not (fmt.trailer is not None and fmt.trailer.match(text)):

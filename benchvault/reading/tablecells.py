@@ -100,10 +100,21 @@ SLASH = re.compile(r"\s*/\s*")
 MARKDOWN_ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~<>])")
 
 
+# A link (`[Gemma 3 1B](https://huggingface.co/...)`): its text; an image: nothing; an emoji or icon
+# shortcode standing apart (`:material-open-in-new:`, `:fire:`): nothing.
+LINK_RE = re.compile(r"\[([^\[\]]*)\]\([^()\s]*\)")
+IMAGE_RE = re.compile(r"!\[[^\[\]]*\]\([^()\s]*\)")
+SHORTCODE_RE = re.compile(r"(?<!\S):[a-z][a-z0-9_+-]*:(?!\S)")
+
+
 def cell_text(raw: str) -> str:
-    """A cell as a reader sees it: markup, entities and extra spaces removed, a line break
-    (`<br>`) written `; `."""
+    """A cell as a reader sees it: markup, links, entities and extra spaces removed, a line
+    break (`<br>`) written `; `."""
     raw = LINE_BREAK_RE.sub("; ", raw) if "<" in raw else raw
+    if "](" in raw:
+        raw = LINK_RE.sub(r"\1", IMAGE_RE.sub("", raw))
+    if ":" in raw:
+        raw = SHORTCODE_RE.sub("", raw)
     text = html.unescape(MARKUP_RE.sub("", MARKDOWN_ESCAPE_RE.sub(r"\1", raw)))
     return SPACES_RE.sub(" ", text.replace("\u00a0", " ")).strip()
 
