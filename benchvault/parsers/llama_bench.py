@@ -78,8 +78,9 @@ PREAMBLE = re.compile(
 LASTING = re.compile(r"^(?:Device\s*\d+|ggml_vulkan|ggml_metal|register_device|build$"
                      r"|(?P<anew>ggml_\w+:\s*found))", re.I)
 # The build line after the table; in a note it may be in backticks with prose after it.
-TRAILER = re.compile(r"^\s*`?build:\s*[^\s()`]+\s*\(\d+\)`?(?:\s.*)?$")
-BUILD_RE = re.compile(r"^([^\s()`]+)\s*\((\d+)\)`?$")
+# (`build: 45cac7ca7 (8833), GGML_SYCL_F16=ON`: the build options written after it)
+TRAILER = re.compile(r"^\s*`?build:\s*[^\s()`]+\s*\(\d+\)`?(?:[\s,;].*)?$")
+BUILD_RE = re.compile(r"^([^\s()`]+)\s*\((\d+)\)`?(?:[\s,;].*)?$")
 BUILD_LINE_RE = re.compile(r"build:\s*([^\s()`]+)\s*\((\d+)\)")
 
 # Markdown column → llama-bench JSON field (`markdown_printer::get_field_display_name`).
@@ -460,7 +461,7 @@ NEGATED_FLAG = re.compile(r"(?<![\w-])(--no-mmap|-nkvo|--no-kv-offload)(?![\w-]|
 PROSE_BUILD_NUMBER = re.compile(r"(?<![\w.-])b(\d{4,5})(?![\w.])")
 PROSE_BUILD_FIRST = re.compile(r"\bbuild(?:\s+llama\.cpp)?\s*[:=]?\s*`?b?(\d{3,5})`?\s*\(`?"
                                r"([0-9a-f]{7,12})`?\)", re.I)
-PROSE_BUILD_COMMIT = re.compile(r"\bbuild\s*[:=]?\s*`?((?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,12})`?"
+PROSE_BUILD_COMMIT = re.compile(r"\b(?:build|commit)\s*[:=]?\s*`?((?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,12})`?"
                                 r"(?![\w(]|\s*\()", re.I)
 PROSE_BUILD = re.compile(r"\bbuild[:\s]+`?([0-9a-f]{7,12})`?\s*\((\d+)\)", re.I)
 PROSE_MODEL = re.compile(r"^\s*(?:[-*+]\s+)?\**\s*Model\s*\**\s*[:：]\s*\**\s*`?([^(,*`]+)", re.I)
@@ -483,7 +484,7 @@ PROSE_GPU = re.compile(
     r"(?<![\w-])(?:(?:NVIDIA\s+)?(?:GeForce\s+)?(?:RTX|GTX)[\s-]?(?:PRO\s+)?\d{3,4}(?:\s?(?:Ti|SUPER|Super))?"
     r"(?:\s(?:Laptop|mobile|Mobile))?|(?:AMD\s+)?(?:Radeon\s+)?RX\s?\d{3,4}(?:\s?(?:XTX|XT|GRE))?"
     r"|(?:AMD\s+)?Radeon\s+(?:Pro\s+)?\d{3,4}[A-Z]{0,2}(?:\s?(?:XTX|XT))?"
-    r"|(?:AMD\s+)?Instinct\s+MI\d{2,3}X?|MI\d{3}X\b|(?:Intel\s+)?Arc\s+[AB]\d{3}"
+    r"|(?:AMD\s+)?Instinct\s+MI\d{2,3}X?|MI\d{3}X\b|(?:Intel\s+)?Arc\s+(?:Pro\s+)?[AB]\d{2,3}"
     r"|Apple\s+M\d(?:\s(?:Pro|Max|Ultra))?|M\d\s(?:Pro|Max|Ultra)|(?:NVIDIA\s+)?(?:A|H|B|L|GB)\d{2,3}S?(?=\s|,|$)"
     r"|(?:NVIDIA\s+)?(?:DGX\s+)?Spark|Jetson\s+\w+(?:\s+\w+)?)(?![\w-])")
 PROSE_CPU = re.compile(
@@ -532,7 +533,8 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
     for number, commit in PROSE_BUILD_FIRST.findall(text):     # (`Build llama.cpp : 9442 (d4c8e2c29)`)
         state("build_commit", commit)
         builds.add(number)
-    if "build_commit" not in stated:        # (`llama.cpp build `f53577432``: a commit alone)
+    # (`llama.cpp build `f53577432``, `(commit `9a5f57795`)`: a commit alone)
+    if "build_commit" not in stated:
         for commit in PROSE_BUILD_COMMIT.findall(text):
             state("build_commit", commit)
     for number in builds:
