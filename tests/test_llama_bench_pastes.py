@@ -539,6 +539,17 @@ def test_the_one_gpu_and_cpu_a_notes_prose_names(prose, gpu, cpu):
     assert (stated.get("gpu_info"), stated.get("cpu_info")) == (gpu, cpu)
 
 
+@pytest.mark.parametrize("prose, commit, number", [
+    ("**Binary**: `llama-cpp-cuda-0.0.0` (commit `9a5f57795`)", "9a5f57795", None),
+    ("llama.cpp build `f53577432`", "f53577432", None),
+    ("Build llama.cpp : 9442 (d4c8e2c29)", "d4c8e2c29", 9442),
+])
+def test_the_build_a_notes_prose_names(prose, commit, number):
+    from benchvault.parsers.llama_bench import stated_in_prose
+    stated = stated_in_prose((prose,))
+    assert (stated.get("build_commit"), stated.get("build_number")) == (commit, number)
+
+
 def test_two_tests_joined_in_one_column_and_one_cell(tmp_path):
     text = ("| Model | pp512 / tg128 (t/s) |\n|---|---|\n| Qwen3-8B Q4_K_M | 1234.5 / 56.7 |\n"
             "| Qwen3-8B Q8_0 | — |\n")
@@ -780,4 +791,32 @@ def test_a_table_drawn_with_borders_reads_as_the_pipe_table_it_stands_for(tmp_pa
     got, _ = read(tmp_path, text, "note.md")
     assert [(r.backends, r.test, r.avg_ts, r.line_start) for r in got] == [
         ("Vulkan", "pp512", 1021.37, 7), ("ROCm", "pp512", 1203.95, 8)]
+
+
+def test_a_setup_table_in_a_section_before_names_the_device_and_links_name_models(tmp_path):
+    text = ("## The Setup\n\n| Component | Detail |\n|---|---|\n"
+            "| GPU | NVIDIA RTX PRO 6000 Blackwell Server Edition, 96 GB VRAM |\n"
+            "| CPU | AMD Ryzen 7 9800X3D |\n\n## The Results\n\n"
+            "| Model | Vulkan PP | Vulkan TG |\n|---|---|---|\n"
+            "| [Gemma 3 1B :material-open-in-new:](https://huggingface.co/x/gemma-3-1b-it-GGUF) "
+            "| 3,390 | 61 |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.model_type, r.backends, r.test, r.avg_ts, r.gpu_info, r.cpu_info) for r in got] == [
+        ("Gemma 3 1B", "Vulkan", "pp", 3390.0, "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+         "AMD Ryzen 7 9800X3D"),
+        ("Gemma 3 1B", "Vulkan", "tg", 61.0, "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+         "AMD Ryzen 7 9800X3D")]
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_a_build_line_with_its_options_written_after_it(tmp_path, where):
+    build = "build: 45cac7ca7 (8833), GGML_SYCL_F16=ON\n"
+    table = ("| model | size | params | backend | ngl | test | t/s |\n"
+             "| --- | ---: | ---: | --- | --: | ---: | ---: |\n"
+             "| gemma4 31B Q4_K - Medium | 17.46 GiB | 30.70 B | SYCL | 99 | pp512 | 759.09 ± 2.13 |\n")
+    text = "Stable on an Arc B70.\n\n" + (build + "\n" + table if where == "before"
+                                             else table + "\n" + build)
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.test, r.build_commit, r.build_number, r.gpu_info) for r in got] == [
+        ("pp512", "45cac7ca7", 8833, "Arc B70")]
 

@@ -53,6 +53,11 @@ from conftest import ingest_into, rows
     ("Decode latency per token", "mean_tpot_ms", 1.0),
     ("Throughput (req/min)", "request_throughput", 1 / 60),
     ("Achieved Concurrency", "concurrency", 1.0),     # what the run reached, not its setting
+    ("Total Time (sec)", "duration", 1.0),
+    ("Elapsed (ms)", "duration", 0.001),
+    ("Total time per request (s)", None, 1.0),          # a request's, not the run's
+    ("Time/Token (ms)", "mean_tpot_ms", 1.0),
+    ("Tokens/s (streaming)", "output_throughput", 1.0),  # a remark in brackets, no unit
 ])
 def test_header_words_name_their_column(header, column, factor):
     got = meaning(header)
@@ -488,4 +493,14 @@ def test_columns_named_by_a_sweeps_setting_under_the_figure_their_heading_names(
     assert [tuple(r.values()) for r in got] == [
         ("1 Concurrency", 1, 28.7, 63.0, '{"gpu_quantity": 4.0}'),
         ("c=8", 8, 162.3, 190.1, '{"gpu_quantity": 4.0}')]
+
+
+def test_a_backend_column_names_each_runs_engine(tmp_path):
+    text = ("| Concurrency | Backend | Avg Latency (sec) | Total Time (sec) | Tokens/sec |\n"
+            "|---|---|---|---|---|\n| 80 | vLLM | 1.3634 | 1.5618 | 2547.06 |\n"
+            "| 80 | TensorRT-LLM | 1.5410 | 1.6711 | 2543.24 |\n")
+    got = read_note(tmp_path, text, RUNS.format("engine, max_concurrency, duration, "
+                                                "mean_e2el_ms, output_throughput"))
+    assert [tuple(r.values())[1:] for r in got] == [
+        ("vllm", 80, 1.5618, 1363.4, 2547.06), ("tensorrt-llm", 80, 1.6711, 1541.0, 2543.24)]
 

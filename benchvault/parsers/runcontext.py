@@ -39,6 +39,10 @@ ENGINE_WORDS = (
     ("llama.cpp", re.compile(r"llama[._\- ]?cpp|llama-server|\bgguf\b", re.I)),
     ("sglang", re.compile(r"\bsglang\b", re.I)),
     ("vllm", re.compile(r"\bvllm\b", re.I)),
+    # (the other engines a serving client measures: its `--backend` names them too)
+    ("tensorrt-llm", re.compile(r"\btensorrt[-_ ]?llm\b|\btrt[-_ ]?llm\b", re.I)),
+    ("lmdeploy", re.compile(r"\blmdeploy\b", re.I)),
+    ("tgi", re.compile(r"\btext[-_ ]generation[-_ ]inference\b|\btgi\b", re.I)),
 )
 # A client's `--backend` names the server it talks to -- except the generic OpenAI ones
 # (`openai`, `openai-chat`, `openai-audio`), which any engine serves, so they say nothing.

@@ -86,7 +86,8 @@ SETTINGS = (
     (re.compile(r"^(?:successful|completed|success|succeeded)(?:\s*requests)?\b(?!\s*(?:rate|%|\())"),
      "completed"),
     (re.compile(r"^failed(?:\s*requests)?\b"), "failed"),
-    (re.compile(r"^(?:benchmark\s*)?duration\b"), "duration"),
+    (re.compile(r"^(?:benchmark\s*)?duration\b|^(?:(?:total|wall(?:\s*clock)?)\s*time"
+                r"|elapsed(?:\s*time)?)\b(?!\s*(?:per|/)\s*req)"), "duration"),
     # speculative decoding's figures, as SGLang (`Accept length`) and vLLM print them
     (re.compile(r"^(?:mean\s+|avg\s+|average\s+)?(?:accept(?:ed)?(?:\s*len(?:gth)?)?|al)$"),
      "accept_length"),

@@ -134,7 +134,8 @@ class ServingRunBase(Provenance):
 
     id: int | None = None
     format: str | None = col("Parser that read the block (vllm_serving, ...).", facet=True)
-    engine: str | None = col("Serving engine measured: vllm, llama.cpp, sglang or unknown.",
+    engine: str | None = col("Serving engine measured: vllm, sglang, llama.cpp, another a "
+                             "client names (tensorrt-llm, lmdeploy, tgi, ...) or unknown.",
                              facet=True)
     launch_id: int | None = col("Server launch this run ran against (server_launches.id).")
     # run context
