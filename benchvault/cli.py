@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -663,6 +664,29 @@ def formats() -> None:
 def version() -> None:
     """Print benchvault's version."""
     print(__version__)
+
+
+def _reflowed(doc: str | None) -> str | None:
+    """A docstring as help the terminal wraps: each paragraph's lines joined (rich keeps the
+    source's line breaks, which a narrower terminal breaks again); an indented line, a list
+    item, stays a line of its own."""
+    if not doc:
+        return doc
+    paragraphs = []
+    for paragraph in inspect.cleandoc(doc).split("\n\n"):
+        lines: list[str] = []
+        for line in paragraph.splitlines():
+            if lines and not line.startswith((" ", "-", "*")) and not lines[-1].endswith(":"):
+                lines[-1] += " " + line.strip()
+            else:
+                lines.append(line)
+        paragraphs.append("\n".join(lines))
+    return "\n\n".join(paragraphs)
+
+
+for _info in app.registered_commands:
+    if _info.help is None and _info.callback is not None:
+        _info.help = _reflowed(_info.callback.__doc__)
 
 
 def main() -> None:  # pragma: no cover

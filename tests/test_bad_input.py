@@ -339,6 +339,15 @@ def test_exit_codes_are_in_the_help():
     assert "Exit codes: 0 ok; 1 findings" in " ".join(result.output.split())
 
 
+def test_help_paragraphs_wrap_at_the_terminals_width_not_the_sources():
+    # (a paragraph whose source lines were broken at 95 columns reads as one at 80)
+    result = CliRunner().invoke(app, ["ingest", "--help"], terminal_width=80)
+    lines = [line.strip() for line in result.output.splitlines()]
+    start = next(i for i, line in enumerate(lines) if line.startswith("Re-ingesting"))
+    body = lines[start:lines.index("", start)]
+    assert all(len(line) > 60 for line in body[:-1]), body
+
+
 def test_a_new_warehouse_records_its_schema_version(tmp_path):
     from benchvault.dbfile import SCHEMA_VERSION
 
