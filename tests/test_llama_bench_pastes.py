@@ -820,3 +820,11 @@ def test_a_build_line_with_its_options_written_after_it(tmp_path, where):
     assert [(r.test, r.build_commit, r.build_number, r.gpu_info) for r in got] == [
         ("pp512", "45cac7ca7", 8833, "Arc B70")]
 
+
+@pytest.mark.parametrize("cell", ["25.59 (±0.04)", "25.59 (± 0.04)", "25.59 (+/- 0.04)",
+                                  "25.59 ± 0.04"])
+def test_a_spread_in_brackets_after_the_mean(tmp_path, cell):
+    text = f"Qwen3-8B Q4_K_M\n\n| backend | tg128 |\n|---|---|\n| CUDA | {cell} |\n"
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.test, r.avg_ts, r.stddev_ts) for r in got] == [("tg128", 25.59, 0.04)]
+

@@ -107,6 +107,7 @@ SPREAD = re.compile(r"(?<![a-z])(?:sd|std|stdev|stddev|std\.? ?dev|standard devi
                     r"(?![a-z])", re.I)
 LOOSE_BUILD = re.compile(r"^([0-9a-f]{6,40})\s*\(([^()]*)\)$")   # `137435ff (8!92)`
 PLUS_MINUS = re.compile(r"\s*(?:±|\+/-|\+-)\s*")      # between a mean and its spread
+SPREAD_IN_BRACKETS = re.compile(r"\s*\(\s*(?:±|\+/-|\+-)\s*([^()]*?)\s*\)")   # (`25.59 (±0.04)`)
 # A number and a remark after it that holds no digit (`215.3 ✓`, `16.80 ← regression`).
 WORDS_AFTER = re.compile(r"^([~≈]?\s*[-+−]?[\d.,]*\d)\s+([^\d\s][^\d]*)$")
 # A build number written without its `b` among a build cell's words (`ik 4706 (70ea1522)`).
@@ -194,7 +195,7 @@ def _rate(text: str, name: str = "") -> dict[str, Any] | None:
     """avg_ts (and stddev_ts after `±`) of a cell; None when it holds no number at all (`—`,
     `OOM`).  A half that holds digits but reads as no number (a garbled `1!88`) is left empty,
     with its reason in ``_unread``."""
-    text = cell_text(text)
+    text = SPREAD_IN_BRACKETS.sub(r" ± \1", cell_text(text))
     parts = PLUS_MINUS.split(text)
     out: dict[str, Any] = {}
     for key, part in zip(("avg_ts", "stddev_ts"), parts[:2]):
