@@ -504,3 +504,13 @@ def test_a_backend_column_names_each_runs_engine(tmp_path):
     assert [tuple(r.values())[1:] for r in got] == [
         ("vllm", 80, 1.5618, 1363.4, 2547.06), ("tensorrt-llm", 80, 1.6711, 1541.0, 2543.24)]
 
+
+def test_a_printed_pandas_frame_of_result_keys_is_read_without_its_index(tmp_path):
+    text = ("```\n   max_concurrency  mean_ttft_ms  mean_tpot_ms  output_throughput\n"
+            "0                1         21.43          6.12             161.87\n"
+            "1               16         48.90          8.75            1790.52\n```\n")
+    got = read_note(tmp_path, text, RUNS.format("max_concurrency, mean_ttft_ms, mean_tpot_ms, "
+                                                "output_throughput"))
+    assert [tuple(r.values())[1:] for r in got] == [(1, 21.43, 6.12, 161.87),
+                                                    (16, 48.9, 8.75, 1790.52)]
+

@@ -25,8 +25,9 @@ from .base import Block, BlockFormat, Parsed, Problem
 from ..reading.aligned import cells_of, columns, flat_lines, pipe_lines
 from ..reading.tablecells import claiming_format
 
+# (a pandas frame's columns are vLLM's result keys: `mean_ttft_ms`, `output_throughput`)
 FIGURE = (r"(?<![A-Za-z])(?:[Pp][Pp]\s?\d*|[Tt][Gg]\s?\d*|t/s|tok/s|tokens?/s|TTFT|TPOT|ITL|E2EL?|req/s"
-          r"|[Ll]atency|[Tt]hroughput)(?![a-z])")
+          r"|ttft|tpot|itl|e2el|[Ll]atency|[Tt]hroughput)(?![a-z])")
 # Three cells or more parted by two blanks, no pipes, no `Label: value` line.
 HEADER = re.compile(r"^(?=[^|:]*" + FIGURE + r")[ \t]*[^\s|>#`~-][^|\n]*?\S(?: {2,}|\t)\S[^|\n]*?"
                     r"\S(?: {2,}|\t)\S[^|\n]*$")
@@ -88,7 +89,8 @@ FORMAT = BlockFormat(
     # stats line's `Swapped` holds none, and a server log is full of those)
     markers=(*(gap + word for gap in ("  ", "\t") for word in (
         "pp", "PP", "tg", "TG", "TTFT", "TPOT", "ITL", "E2E", "Latency", "latency", "Throughput",
-        "throughput", "Mean", "Median", "Avg", "P9", "P5", "Req", "Output", "Total")),
+        "throughput", "Mean", "Median", "Avg", "P9", "P5", "Req", "Output", "Total",
+        "mean_", "median_", "p99_", "output_", "total_", "request_")),
         "t/s", "req/s", "tok/s"),
     start=re.compile(HEADER.pattern + "|" + FLAT_HEADER.pattern),
     end=None,

@@ -93,6 +93,7 @@ def pipe_lines(lines: list[str]) -> list[str] | None:
     heads = columns(lines[0]) if lines else None
     if heads is None:
         return None
+    lines = _without_index(lines)
     for line in lines[1:]:
         if not line.strip():
             rows.append(None)
@@ -101,6 +102,18 @@ def pipe_lines(lines: list[str]) -> list[str] | None:
             return None
         rows.append(row_cells(line, heads))
     return pipe_table([name for _, name in heads], rows)
+
+
+def _without_index(lines: list[str]) -> list[str]:
+    """``lines`` without a printed pandas frame's index (`0`, `1`, ... first on each row, under
+    no header), so that the row's cells line up under the header's."""
+    body = [line for line in lines[1:] if line.strip()]
+    firsts = [line.split()[0] for line in body]
+    indent = len(lines[0]) - len(lines[0].lstrip())       # (the header starts past the index)
+    if not body or firsts != [str(i) for i in range(len(body))] or indent < len(firsts[-1]):
+        return lines
+    return [lines[0], *(re.sub(r"^\s*\d+", lambda m: " " * len(m.group(0)), line)
+                        for line in lines[1:])]
 
 
 NUMBER_TOKEN = re.compile(r"^[-+~≈]?\d[\d,]*(?:\.\d+)?$")
