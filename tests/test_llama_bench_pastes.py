@@ -828,3 +828,15 @@ def test_a_spread_in_brackets_after_the_mean(tmp_path, cell):
     got, _ = read(tmp_path, text, "note.md")
     assert [(r.test, r.avg_ts, r.stddev_ts) for r in got] == [("tg128", 25.59, 0.04)]
 
+
+@pytest.mark.parametrize("line, got", [
+    ("- gpt-oss-20b: pp2048 2130.79, tg32 62.68",
+     [("gpt-oss-20b", "pp2048", 2130.79), ("gpt-oss-20b", "tg32", 62.68)]),
+    ("pp512 1234.5 ± 3.2, tg128 45.6", [(None, "pp512", 1234.5), (None, "tg128", 45.6)]),
+    ("We ran pp512 1234.5 and it was fine", []),          # a sentence: no line of speeds
+    ("- gpt-oss-20b: prompt 2130.79, generation 62.68", []),   # kinds alone need their unit
+])
+def test_speeds_named_by_a_sized_test_need_no_unit(tmp_path, line, got):
+    rows, _ = read(tmp_path, f"Build b6761 on a DGX Spark.\n\n{line}\n", "note.md")
+    assert [(r.model_type, r.test, r.avg_ts) for r in rows] == got
+

@@ -40,6 +40,11 @@ _NUMBER = r"[~≈]?[\d!?*^$&@][\d,!?*^$&@]*(?:\.[\d!?*^$&@]+)?"
 _ITEM = (rf"{_KIND}\s*[:=]?\s*{_NUMBER}(?:\s*(?:±|\+/-)\s*{_NUMBER})?"
          rf"(?:\s*(?:-->|->|→|=>|⇒)\s*{_NUMBER})?\s*(?:t/s|tok/s|tokens?/s(?:ec)?"
          rf"|tokens?\s+per\s+second)(?:\s*\([^()]*\))?")
+# ...or, named by a sized test, without its unit (`pp2048 2130.79, tg32 62.68`)
+_SIZED = (rf"(?:pp|tg)\d+(?:\s?\+\s?tg\d+)?(?:\s*@?\s*d\d+)?\s*[:=]?\s*{_NUMBER}"
+          rf"(?:\s*(?:±|\+/-)\s*{_NUMBER})?(?:\s*(?:-->|->|→|=>|⇒)\s*{_NUMBER})?"
+          rf"(?:\s*\([^()]*\))?")
+_ITEM = rf"(?:{_ITEM}|{_SIZED})"
 # A line of the block: speeds and nothing else (prose around a speed is no such line).
 LINE = re.compile(rf"^\s*{_ITEM}(?:\s*[,;|]\s*{_ITEM})*\s*$", re.I)
 # ...after what they are of (`Qwen3-8B Q4_K_M: pp512 1200 t/s, tg128 45 t/s`).
@@ -164,8 +169,9 @@ FORMAT = BlockFormat(
                 "`pp512: 1234 t/s, tg128: 45.6 t/s`, `PP 1201 --> 1091 tok/s`): a result per "
                 "rate.",
     upstream=("llama.cpp llama-bench, llama-cli and llama-server speeds, written down",),
-    # (not `tokens/s`: every vLLM stats line holds it)
-    markers=("t/s", "tok/s", "tokens per second"),
+    # (not `tokens/s`: every vLLM stats line holds it; a sized test, for speeds without unit)
+    markers=("t/s", "tok/s", "tokens per second",
+             *(f"{kind}{digit}" for kind in ("pp", "tg", "PP", "TG") for digit in "123456789")),
     start=LED_LINE,
     end=None,
     max_lines=40,
