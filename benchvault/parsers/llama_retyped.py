@@ -501,8 +501,11 @@ def _results(t: Table, command: str | None = None, heading: str = ""
     test_column = next((i for i, h in enumerate(header) if cell_text(h).lower() == "test"), None)
     # The column that names each row's test: the first, or one after the rows' names
     # (`| Model | Metric | Vulkan | HIP |` over `| Llama 7B Q4_K_M | pp512 | 1,074 | 1,182 |`).
-    named_at = next((c for c in range(1, len(header)) if c != test_column and len(t.body) >= 2
-                     and all(c < len(row) and test_of(row[c]) for _, row in t.body)), 0)
+    # (a row of no figure, `| **Average** | — | — |`, names none)
+    figured = [row for _, row in t.body if any(cell_number(cell)[0] is not None
+                                                for cell in row[1:])]
+    named_at = next((c for c in range(1, len(header)) if c != test_column and len(figured) >= 2
+                     and all(c < len(row) and test_of(row[c]) for row in figured)), 0)
     first = [test_of(row[named_at]) if len(row) > named_at else None for _, row in t.body]
     described: set[int] = set()     # rows whose words name their test's kind
     if first and not all(first):        # (rows named by kind alone: `Prompt processing`)

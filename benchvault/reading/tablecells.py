@@ -223,16 +223,42 @@ def table(lines: list[str]) -> Table | None:
     header, body = rows[0][1], rows[1:]
     if len(body) > 1 and _sub_header(header, body[0][1]):
         header, body = _joined_header(header, body[0][1]), body[1:]
+    elif len(body) > 1 and _units_row(body[0][1]):
+        header = [f"{h} ({u.strip('()[]')})" if u else h
+                  for h, u in zip(header, body[0][1] + [""] * (len(header) - len(body[0][1])))]
+        body = body[1:]
     return Table(header, body)
+
+
+# A unit a row under the header gives its column (`| | (ms) | tok/s | % |`).
+UNIT_CELL = re.compile(r"^[(\[]?(?:ms|s|sec|µs|us|t/s|tok/s|tokens?/s|req/s|GB|GiB|MB|MiB|W|%"
+                       r"|tokens?)[)\]]?$", re.I)
+
+
+def _units_row(row: list[str]) -> bool:
+    """``row`` names the unit of each column it is not blank in, and nothing else."""
+    units = [c for c in row if c]
+    return bool(units) and all(UNIT_CELL.match(c) for c in units)
 
 
 def _sub_header(header: list[str], row: list[str]) -> bool:
     """``row`` is the second line of a header over two rows: the first names groups over
     blank cells (`| Req/s |  | TTFT (ms) |  |`), this one names the columns of each group
     (`|  | main | PR | main | PR |`, or `| Model | pp512 | tg128 | ...` under a blank top-left
-    cell), with no number of a result in it."""
-    return bool(row) and not (row[0] and header[0]) and any(not h for h in header[1:]) \
+    cell; or the first repeats a name, `| t/s | t/s |`, the second names each apart), with no
+    number of a result in it."""
+    return bool(row) and not (row[0] and header[0]) \
+        and (any(not h for h in header[1:]) or _repeated(header, row)) \
         and sum(bool(c) for c in row) >= 2 and all(cell_number(c)[0] is None for c in row)
+
+
+def _repeated(header: list[str], row: list[str]) -> bool:
+    """A name the header repeats over columns the row below names apart (`| t/s | t/s |`
+    over `| ROCm | Vulkan |`)."""
+    named = [(h, row[c]) for c, h in enumerate(header) if c < len(row) and h]
+    heads = [h for h, _ in named]
+    twice = {h for h in heads if heads.count(h) > 1}
+    return bool(twice) and all(sub for h, sub in named if h in twice)
 
 
 def _joined_header(header: list[str], row: list[str]) -> list[str]:
