@@ -840,3 +840,13 @@ def test_speeds_named_by_a_sized_test_need_no_unit(tmp_path, line, got):
     rows, _ = read(tmp_path, f"Build b6761 on a DGX Spark.\n\n{line}\n", "note.md")
     assert [(r.model_type, r.test, r.avg_ts) for r in rows] == got
 
+
+def test_a_summary_row_of_no_figure_leaves_the_tests_named_by_their_column(tmp_path):
+    text = ("| Model | Metric | Vulkan RADV | ROCm 7.2 HIP |\n|---|---|---|---|\n"
+            "| Llama 2 7B Q4_K_M | pp512 | 1,074 | 1,182 |\n| Llama 2 7B Q4_K_M | tg128 | 47.3 | 41.8 |\n"
+            "| **Average** | — | — | — |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.test, r.backends, r.avg_ts) for r in got] == [
+        ("pp512", "Vulkan", 1074.0), ("pp512", "ROCm", 1182.0),
+        ("tg128", "Vulkan", 47.3), ("tg128", "ROCm", 41.8)]
+

@@ -514,3 +514,21 @@ def test_a_printed_pandas_frame_of_result_keys_is_read_without_its_index(tmp_pat
     assert [tuple(r.values())[1:] for r in got] == [(1, 21.43, 6.12, 161.87),
                                                     (16, 48.9, 8.75, 1790.52)]
 
+
+@pytest.mark.parametrize("second", ["| | (ms) | (s) | tok/s |", "| | ms | s | tok/s |"])
+def test_a_row_of_units_under_the_header(tmp_path, second):
+    text = (f"| Concurrency | Mean TTFT | Mean E2E | Output |\n|---|---|---|---|\n{second}\n"
+            "| 1 | 21.4 | 1.5 | 161.8 |\n| 16 | 48.9 | 2.25 | 1790.5 |\n")
+    got = read_note(tmp_path, text, RUNS.format("max_concurrency, mean_ttft_ms, mean_e2el_ms, "
+                                                "output_throughput"))
+    assert [tuple(r.values())[1:] for r in got] == [(1, 21.4, 1500.0, 161.8),
+                                                    (16, 48.9, 2250.0, 1790.5)]
+
+
+def test_a_header_repeating_a_name_over_a_row_that_names_each_column(tmp_path):
+    text = ("| Concurrency | Output tok/s | Output tok/s |\n|---|---|---|\n| | main | PR |\n"
+            "| 1 | 161.8 | 170.2 |\n| 16 | 1790.5 | 1850.0 |\n")
+    got = read_note(tmp_path, text, RUNS.format("max_concurrency, output_throughput"))
+    assert [tuple(r.values()) for r in got] == [
+        ("main", 1, 161.8), ("PR", 1, 170.2), ("main", 16, 1790.5), ("PR", 16, 1850.0)]
+
