@@ -58,6 +58,7 @@ from conftest import ingest_into, rows
     ("Total time per request (s)", None, 1.0),          # a request's, not the run's
     ("Time/Token (ms)", "mean_tpot_ms", 1.0),
     ("Tokens/s (streaming)", "output_throughput", 1.0),  # a remark in brackets, no unit
+    ("Mean TTFT<br>(s)", "mean_ttft_ms", 1000.0),       # the unit on a line of its own
 ])
 def test_header_words_name_their_column(header, column, factor):
     got = meaning(header)

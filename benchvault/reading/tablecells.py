@@ -110,7 +110,9 @@ SHORTCODE_RE = re.compile(r"(?<!\S):[a-z][a-z0-9_+-]*:(?!\S)")
 def cell_text(raw: str) -> str:
     """A cell as a reader sees it: markup, links, entities and extra spaces removed, a line
     break (`<br>`) written `; `."""
-    raw = LINE_BREAK_RE.sub("; ", raw) if "<" in raw else raw
+    # (a unit broken onto its own line, `TTFT<br>(ms)`, is the name's)
+    raw = LINE_BREAK_RE.sub(lambda m: " " if raw[m.end():m.end() + 1] in ("(", "[") else "; ",
+                            raw) if "<" in raw else raw
     if "](" in raw:
         raw = LINK_RE.sub(r"\1", IMAGE_RE.sub("", raw))
     if ":" in raw:
