@@ -533,3 +533,10 @@ def test_a_header_repeating_a_name_over_a_row_that_names_each_column(tmp_path):
     assert [tuple(r.values()) for r in got] == [
         ("main", 1, 161.8), ("PR", 1, 170.2), ("main", 16, 1790.5), ("PR", 16, 1850.0)]
 
+
+def test_a_column_of_notes_beside_the_runs_of_a_sweep_is_no_run(tmp_path):
+    text = ("### Mean TTFT (ms)\n| Model | c=1 | c=16 | Notes |\n|---|---|---|---|\n"
+            "| Qwen3-8B | 21.4 | 48.9 | thermal limited |\n")
+    got = read_note(tmp_path, text, RUNS.format("max_concurrency, mean_ttft_ms"))
+    assert [tuple(r.values()) for r in got] == [("c=1", 1, 21.4), ("c=16", 16, 48.9)]
+

@@ -424,10 +424,12 @@ def _swept(t: Table) -> bool:
 
 
 def _swept_columns(t: Table) -> bool:
-    """Each column after the first is a run of a sweep, named by its setting's value
-    (`| GPUs | 1 Concurrency | 8 Concurrency |`, `| Model | c=1 | c=16 |`)."""
-    return len(t.header) > 2 and all(
-        _label_settings(h)[0].keys() & SWEPT for h in t.header[1:])
+    """Each column of figures after the first is a run of a sweep, named by its setting's
+    value (`| GPUs | 1 Concurrency | 8 Concurrency |`, `| Model | c=1 | c=16 | Notes |`)."""
+    numeric = [c for c in range(1, len(t.header))
+               if _numeric([row[c] if c < len(row) else "" for _, row in t.body])]
+    return len(numeric) > 1 and all(
+        _label_settings(t.header[c])[0].keys() & SWEPT for c in numeric)
 
 
 def _grouped_row_runs(t: Table) -> list[Run] | None:
