@@ -363,6 +363,8 @@ def test_an_image_before_a_command_is_no_launch_of_its_own(tmp_path):
     ("**Model:** Qwen3-8B vs Llama-3.1-8B", None),
     ("### Gemma 4 26B A4B on an i5-14400T", "Gemma 4 26B A4B"),     # in words, with its size
     ("the Qwen 3 family on one GPU", None),
+    ("### Qwen2.5:14B", "Qwen2.5:14B"),                             # an Ollama tag
+    ("Qwen3-8B: pp512 1200 t/s", "Qwen3-8B"),                        # a colon, then words
 ])
 def test_the_one_model_a_notes_prose_names(prose, model):
     from benchvault.parsers.runcontext import model_in_prose

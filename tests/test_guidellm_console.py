@@ -235,3 +235,24 @@ def test_a_section_the_grammar_cannot_read_costs_that_table_only(tmp_path):
     assert run["total_input_tokens"] == 1024
     [(line, reason)] = _warnings(db)
     assert "GuideLLM report" in reason and 30 <= line <= 40
+
+
+def test_a_retyped_stats_table_keeps_the_request_rate_and_the_heading_names_the_model(tmp_path):
+    note = tmp_path / "note.md"
+    note.write_text(
+        "### Qwen2.5:14B\n\n```\nBenchmark Stats:\n" + "=" * 60 + "\n"
+        "Metadata    | Request Stats         || Out Tok/sec | Tot Tok/sec | TTFT (ms)        ||\n"
+        "Benchmark   | Per Second | Concurrency | mean        | mean        | mean    | p99   \n"
+        "------------|------------|-------------|-------------|-------------|---------|-------\n"
+        "concurrent@1| 0.06       | 1.00        | 8.3         | 26.8        | 1686.5  | 1694.1\n"
+        "concurrent@2| 0.06       | 1.67        | 8.3         | 26.9        | 11911.1 | 17034.2\n"
+        "```\n", encoding="utf-8")
+    db = tmp_path / "w.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT label, model, request_throughput, concurrency, output_throughput, "
+                    "mean_ttft_ms FROM serving_runs ORDER BY line_start") == [
+        {"label": "concurrent@1", "model": "Qwen2.5:14B", "request_throughput": 0.06,
+         "concurrency": 1.0, "output_throughput": 8.3, "mean_ttft_ms": 1686.5},
+        {"label": "concurrent@2", "model": "Qwen2.5:14B", "request_throughput": 0.06,
+         "concurrency": 1.67, "output_throughput": 8.3, "mean_ttft_ms": 11911.1}]
+

@@ -63,7 +63,7 @@ from ..schemas.models import INCOMPLETE, LatencyStat, ServingRun, fields_of
 from . import grammar
 from .base import Block, BlockFormat, BlockParseError, Context, Parsed, Problem, half_unit
 from .grammar import ColumnTransformer, flatten
-from .runcontext import infer_engine, workload_in_prose
+from .runcontext import infer_engine, model_in_prose, workload_in_prose
 from ..reading.cmdline import parse_command
 
 COMMANDS = {"guidellm": re.compile(r"\bguidellm\s+(?:benchmark|run)\b")}
@@ -544,6 +544,8 @@ def run_context(context: Context, metadata: dict[str, str]) -> dict[str, Any]:
                 found[column] = int(match.group(1))
     if metadata.get("Run id"):
         found["run_id"] = metadata["Run id"]
+    if "model" not in found and (named := model_in_prose((*context.section, *context.prose))):
+        found["model"] = named          # (`### Qwen2.5:14B` over the table)
     # (`### Raw Test 1: 128 prompt / 128 output tokens`: a workload the note states once)
     for key, value in workload_in_prose((*context.section, *context.prose)).items():
         if key in ("random_input_len", "random_output_len"):

@@ -143,7 +143,8 @@ def canonical_key(key: tuple[str, ...]) -> tuple[str, ...] | None:
                 not re.search(r"\bms\b", words) else "ms" if re.search(r"\bms\b", words) \
                 else "sec" if metric == "Request Latency" else "ms"
             return (f"{metric} ({unit})", stat or "Mean")
-    if THROUGHPUT.search(words):
+    # (the console's own `Request Stats` over `Per Second`, kept by a retyping)
+    if THROUGHPUT.search(words) or re.search(r"\breq(?:uest)?s?\b.*\bper\s*sec", words):
         if re.search(r"\breq|\brps\b", words):
             return ("Requests", "Per Sec", stat or "Mean")
         kind = "Input" if re.search(r"\b(?:input|in|prompt)\b", words) else \

@@ -213,12 +213,13 @@ HUB_MODEL_RE = re.compile(r"(?<![\w./:-])([A-Za-z][\w-]{1,38}/(?=[\w.-]*\d)(?=[\
 
 
 # A model named without its organisation, by a family's name and a version or size
-# (`Qwen2.5-72B-Instruct`, `gpt-oss-120b`, `Llama-3.1-8B`, `DeepSeek-R1`); not a file's name.
+# (`Qwen2.5-72B-Instruct`, `gpt-oss-120b`, `Llama-3.1-8B`, `DeepSeek-R1`, Ollama's tagged
+# `qwen2.5:14b`); not a file's name.
 _FAMILIES = (r"(?:Meta-)?(?:Llama|Qwen|QwQ|Mistral|Mixtral|Ministral|Devstral|Magistral"
              r"|Codestral|DeepSeek|gpt-oss|Gemma|Phi|GLM|Kimi|MiniMax|Granite|Falcon|Nemotron|OLMo"
              r"|InternLM|Hunyuan|ERNIE|Seed-OSS|Yi)")
 BARE_MODEL_RE = re.compile(
-    r"(?<![\w./:-])(" + _FAMILIES + r"(?=[\w.-]*\d)[\w.-]*[\w])"
+    r"(?<![\w./:-])(" + _FAMILIES + r"(?=[\w.-]*\d)[\w.-]*[\w](?::\d[\w.-]*[\w])?)"
     r"(?![\w/-])", re.I)
 # ...written in words, with its size among them (`Qwen 3.5 2B`, `Gemma 4 26B A4B`), not a
 # family's version alone (`Qwen 3`).
