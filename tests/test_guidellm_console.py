@@ -256,3 +256,18 @@ def test_a_retyped_stats_table_keeps_the_request_rate_and_the_heading_names_the_
         {"label": "concurrent@2", "model": "Qwen2.5:14B", "request_throughput": 0.06,
          "concurrency": 1.67, "output_throughput": 8.3, "mean_ttft_ms": 11911.1}]
 
+
+def test_the_request_loaders_data_and_the_workers_target_without_a_command():
+    from benchvault.parsers.base import Context
+    from benchvault.parsers.guidellm_console import run_context
+
+    found = run_context(Context(path="log.txt"), {
+        "Worker": "type_='generative_requests_worker' backend_type='openai_http' "
+                  "backend_target='http://vllm:8000' backend_model='unsloth/Meta-Llama-3.1-8B'",
+        "Request Loader": "type_='generative_request_loader' "
+                          "data='prompt_tokens=128,output_tokens=256' data_args=None"})
+    assert {k: found.get(k) for k in ("model", "target", "random_input_len",
+                                      "random_output_len")} == {
+        "model": "unsloth/Meta-Llama-3.1-8B", "target": "http://vllm:8000",
+        "random_input_len": 128, "random_output_len": 256}
+

@@ -544,6 +544,12 @@ def run_context(context: Context, metadata: dict[str, str]) -> dict[str, Any]:
                 found[column] = int(match.group(1))
     if metadata.get("Run id"):
         found["run_id"] = metadata["Run id"]
+    # (0.2 - 0.3: `Request Loader:... data='prompt_tokens=128,output_tokens=128'`)
+    loader = metadata.get("Request Loader", "")
+    for column, key in (("random_input_len", "prompt_tokens"),
+                        ("random_output_len", "output_tokens")):
+        if match := re.search(rf"\bdata=.*?\b{key}\W{{1,3}}(\d+)", loader):
+            found.setdefault(column, int(match.group(1)))
     if "model" not in found and (named := model_in_prose((*context.section, *context.prose))):
         found["model"] = named          # (`### Qwen2.5:14B` over the table)
     # (`### Raw Test 1: 128 prompt / 128 output tokens`: a workload the note states once)
@@ -806,14 +812,14 @@ def _parsed(block: Block, context: dict[str, Any], bench: Benchmark,
             span: list[int] | None) -> Parsed:
     extra = dict(bench.extra)
     label = extra.pop("label", None)
-    for key in ("target", "run_id"):
-        if context.get(key):
-            extra[key] = context[key]
+    if context.get("run_id"):
+        extra["run_id"] = context["run_id"]
     model = context.get("model")
     lengths = {k: context[k] for k in ("random_input_len", "random_output_len")
                if k in context and k not in bench.values}
     row = ServingRun(
         **bench.values, **lengths, model=model, backend=context.get("backend"),
+        base_url=context.get("target"),         # (GuideLLM's target: the server's URL)
         command=context.get("command"), extra=extra or None,
         tags=block.context.tags or None, format=FORMAT.name,
         section=block.context.section_text, label=label,

@@ -148,7 +148,8 @@ def bench_to_parsed(bench: dict, report: dict, context: Context, line: int) -> P
         values["request_rate"] = strategy["rate"]
     model = first(bench, "model") or dig(report, "args", "model")
     backend = first(bench, "backend") or dig(report, "args", "backend")
-    extra = {k: v for k, v in (("strategy", kind), ("target", first(bench, "target")),
+    target = first(bench, "target")         # (the server's URL: the client's base_url)
+    extra = {k: v for k, v in (("strategy", kind),
                                ("run_id", bench.get("run_id")), ("id", bench.get("id_")),
                                ("guidellm_version", dig(report, "metadata", "guidellm_version")))
              if v is not None}
@@ -156,6 +157,7 @@ def bench_to_parsed(bench: dict, report: dict, context: Context, line: int) -> P
         **{k: v for k, v in values.items() if v is not None},
         model=model if isinstance(model, str) else None,
         backend=backend if isinstance(backend, str) else None,
+        base_url=target if isinstance(target, str) else None,
         extra=extra or None, tags=context.tags or None, format=FORMAT.name,
         label=f"{kind}" + (f"@{strategy.get('streams') or strategy.get('rate')}"
                            if strategy.get("streams") or strategy.get("rate") else "")
