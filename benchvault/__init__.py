@@ -1,3 +1,3 @@
 """benchvault: a results warehouse for LLM-inference benchmarks."""
 
-__version__ = "0.4.4"
+__version__ = "0.4.5"
