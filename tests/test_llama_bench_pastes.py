@@ -532,6 +532,7 @@ def test_the_devices_a_note_printed_in_an_earlier_section_hold_for_its_table(tmp
     ("Repro on macOS (Apple M5, 32 GB)", "Apple M5", None),
     ("Testing on Intel Core Ultra 265K, 64GB", None, "Intel Core Ultra 265K"),
     ("RTX 4090 against RTX 3090", None, None),                    # two named: neither
+    ("**Apple M4 Pro** (24 GB); host: MacBook Pro, M4 Pro, 14 CPU cores", "Apple M4 Pro", None),
 ])
 def test_the_one_gpu_and_cpu_a_notes_prose_names(prose, gpu, cpu):
     from benchvault.parsers.llama_bench import stated_in_prose
@@ -849,4 +850,18 @@ def test_a_summary_row_of_no_figure_leaves_the_tests_named_by_their_column(tmp_p
     assert [(r.test, r.backends, r.avg_ts) for r in got] == [
         ("pp512", "Vulkan", 1074.0), ("pp512", "ROCm", 1182.0),
         ("tg128", "Vulkan", 47.3), ("tg128", "ROCm", 41.8)]
+
+
+@pytest.mark.parametrize("prose, read_as_llama", [
+    ("llama.cpp built natively with `GGML_METAL=ON`, commit `da5b448`, `-ngl 999`", True),
+    ("vLLM 0.11 against llama.cpp on the same box", False),     # another engine named too
+    ("Numbers from our API gateway", False),
+])
+def test_a_bare_tok_s_column_is_llama_cpps_in_a_note_that_names_only_it(tmp_path, prose, read_as_llama):
+    text = (f"{prose}\n\n| Model | Size | avg tok/s |\n|---|---|---|\n"
+            "| Qwen3-30B-A3B-Instruct-2507 | 17.3 GB | **70.55** |\n| gemma-3-27b-it | 15.4 GB | 13.24 |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    rows = [(r.model_type, r.test, r.avg_ts) for r in got if type(r).__name__ == "LlamaBenchResult"]
+    assert rows == ([("Qwen3-30B-A3B-Instruct-2507", "tg", 70.55), ("gemma-3-27b-it", "tg", 13.24)]
+                    if read_as_llama else [])
 

@@ -497,7 +497,7 @@ QUANT_WORD = re.compile(r"(?<![A-Za-z0-9])(?:UD-)?(?P<quant>I?Q\d(?:_[A-Z0-9]+)*
                         r"|F32|MXFP4(?:_MOE)?|NVFP4)(?![A-Za-z0-9])")
 # ...in a file's name, in any case (`aurora-v8-q8_0.gguf`)
 QUANT_IN_NAME = re.compile(QUANT_WORD.pattern, re.I)
-VENDOR_WORDS = re.compile(r"\b(?:NVIDIA|GeForce|AMD|Radeon|Intel)\s+", re.I)
+VENDOR_WORDS = re.compile(r"\b(?:NVIDIA|GeForce|AMD|Radeon|Intel|Apple)\s+", re.I)
 PROSE_GFX = re.compile(r"(?<![\w-])(gfx\d{3,4}[a-z]?)(?![\w-])", re.I)
 # A quantization named in words (`Q4_K_M`, `UD-Q4_K_XL`, `MXFP4`), not in a file's name.
 PROSE_QUANT = re.compile(r"(?<![\w.-])(?:UD-)?(?P<quant>I?Q\d_(?:[A-Z0-9]+_?)*[A-Z0-9]|MXFP4|NVFP4)"

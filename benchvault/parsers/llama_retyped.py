@@ -39,7 +39,7 @@ from ..reading.tablecells import (ARROWS, CELL_REMARK, DIFFERENCE, SLASH, Table,
 from ..schemas.llama_bench import LlamaBenchResult
 from .base import STRAY, Block, Parsed, Problem, claimed_table, label_and_heading
 from .grammar import snake_name
-from .runcontext import models_named
+from .runcontext import engine_named_in, models_named
 from .llama_bench import (BACKENDS, CELL_FLAG, COLUMN_FIELDS, COUNT_FACTORS, FIELDS, FLAG_FIELDS,
                           HEADER_RE, PROSE_GPU, QUANT_IN_NAME, QUANT_WORD, SIZE_FACTORS, build_from,
                           model_parts, run_context, test_name, typed)
@@ -435,11 +435,12 @@ def _of_llama(t: Table, skip: Iterable[int]) -> bool:
     return False
 
 
-def _results(t: Table, command: str | None = None, heading: str = ""
+def _results(t: Table, command: str | None = None, heading: str = "", of_llama: bool = False
              ) -> list[tuple[int, dict[str, Any]]] | None:
     """(line index, values) of each result the table holds, None when it is no table of
     llama-bench results.  ``command``: the llama-bench command before it (sizes `pp`);
-    ``heading``: the heading or label over it (names the test of t/s columns that name none)."""
+    ``heading``: the heading or label over it (names the test of t/s columns that name none);
+    ``of_llama``: the note around says it ran llama.cpp (a bare `tok/s` column is its)."""
     t = _split_columns(_split_arrows(t))
     header = t.header
     tests = {i: test_of(h) for i, h in enumerate(header)}
@@ -452,7 +453,7 @@ def _results(t: Table, command: str | None = None, heading: str = ""
         kinds = {i: kind for i, kind in kinds.items() if kind}
         found_kinds = {kind for kind, _ in kinds.values()}
         bare = [i for i, h in enumerate(header) if BARE_RATE.match(cell_text(h))]
-        if not kinds and len(bare) == 1 and _of_llama(t, bare):
+        if not kinds and len(bare) == 1 and (of_llama or _of_llama(t, bare)):
             # (`| Model | Quantization | Tokens per Second |`: the speed people quote of a
             # llama.cpp model is its generation's; said in a warning)
             kinds, found_kinds = {bare[0]: ("tg", "")}, {"tg"}
@@ -461,7 +462,7 @@ def _results(t: Table, command: str | None = None, heading: str = ""
         rated = [] if kinds or bare or any(
             row and (test_of(row[0]) or bare_kind(row[0]) or _kind_in_words(row[0]))
             for _, row in t.body) else _rate_columns(t)
-        if rated and not (_of_llama(t, rated)
+        if rated and not (of_llama or _of_llama(t, rated)
                           or any(GGUF_QUANT.search(cell_text(h)) for h in header)):
             rated = []          # (tokens per second of some other program's)
         if rated:
@@ -472,7 +473,8 @@ def _results(t: Table, command: str | None = None, heading: str = ""
             kinds = {i: (kind, header[i] if len(rated) > 1 else "") for i in rated}
             found_kinds = {kind}
             guessed = None if named_kind else rated[0]
-        if found_kinds == {"pp", "tg"} or found_kinds and (command or rated or _of_llama(t, kinds)):
+        if found_kinds == {"pp", "tg"} or found_kinds and (command or rated or of_llama
+                                                             or _of_llama(t, kinds)):
             tests = {i: bare_test(kind, command) for i, (kind, _) in kinds.items()}
             runs = {i: _run(run, list(kinds)) for i, (_, run) in kinds.items() if run}
     out: list[tuple[int, dict[str, Any]]] = []
@@ -817,7 +819,14 @@ def resembles(lines: list[str], context: Any = None) -> bool:
             or SERVING.search(lines[0]) and not TEST.search(lines[0]):
         return False
     t = table(lines)
-    return t is not None and _results(t, heading=_over(context)) is not None
+    return t is not None and _results(t, heading=_over(context),
+                                      of_llama=_llama_note(context)) is not None
+
+
+def _llama_note(context: Any) -> bool:
+    """The note's headings and prose name llama.cpp, and no other engine."""
+    words = " ".join((*getattr(context, "section", ()), *getattr(context, "prose", ())))
+    return engine_named_in(words) == "llama.cpp"
 
 
 def _over(context: Any) -> str:
@@ -848,7 +857,8 @@ def build(block: Block) -> list[Parsed | Problem]:
     quants = {m.group("quant") for m in QUANT_WORD.finditer(heading)}
     if len(quants) == 1:                        # (`### QAT UD-Q4_K_XL (13.26 GiB)`)
         shared["model_ftype"] = quants.pop()
-    found = _results(t, shared.get("command"), heading) if t is not None else None
+    found = _results(t, shared.get("command"), heading, _llama_note(block.context)) \
+        if t is not None else None
     if not found:
         return []
     out: list[Parsed | Problem] = []
