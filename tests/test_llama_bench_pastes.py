@@ -865,3 +865,27 @@ def test_a_bare_tok_s_column_is_llama_cpps_in_a_note_that_names_only_it(tmp_path
     assert rows == ([("Qwen3-30B-A3B-Instruct-2507", "tg", 70.55), ("gemma-3-27b-it", "tg", 13.24)]
                     if read_as_llama else [])
 
+
+@pytest.mark.parametrize("header, kind", [
+    ("TG tok/sec `main@144ee1c4`", ("tg", "main@144ee1c4")),     # the kind, then the run
+    ("TG t/s (main)", ("tg", "main")),
+    ("Prompt processing ROCm t/s", ("pp", "ROCm")),
+    ("Prompt tok", None),                                         # a count, no rate
+    ("main TG t/s", ("tg", "main")),                              # the run, then the kind
+    ("CPU prompt processing", ("pp", "CPU")),
+    ("PP (t/s)", ("pp", "")),
+    ("Vulkan pp512 t/s", None),                                   # a sized test: no bare kind
+])
+def test_a_kind_named_beside_its_run_either_side(header, kind):
+    from benchvault.parsers.llama_retyped import bare_kind
+    assert bare_kind(header) == kind
+
+
+def test_runs_named_by_their_branch_at_a_commit_in_a_note_that_names_a_llama_cpp_tool(tmp_path):
+    text = ("* First line of llama-sweep-bench PP512/TG128/N_KV0\n\n"
+            "| TG tok/sec `main@144ee1c4` | TG tok/sec `PR541@93209939` | speed-up |\n"
+            "| --- | --- | --- |\n| 6.29 | 8.22 | 1.309x |\n")
+    got, _ = read(tmp_path, text, "note.md")
+    assert [(r.test, r.avg_ts, r.label, r.build_commit) for r in got] == [
+        ("tg", 6.29, "main@144ee1c4", "144ee1c4"), ("tg", 8.22, "PR541@93209939", "93209939")]
+

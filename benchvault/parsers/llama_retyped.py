@@ -50,7 +50,7 @@ TEST = re.compile(r"(?<![A-Za-z0-9])(?:pp\s?\(?(?P<pp>\d+)\)?(?:\s?\+\s?tg(?P<pp
                   r"|tg\s?\(?(?P<tg>\d+)\)?)"
                   r"(?:\s?@\s?d|\s+d)?(?:(?<=d)(?P<depth>\d+))?(?![A-Za-z0-9])", re.I)
 # Words that say a column holds tokens per second, left off a run's name.
-RATE = re.compile(r"\(?\s*(?:t/s|tok/s|tokens?/s(?:ec)?|tps)\s*\)?|\[(?:t/s|tok/s)\]", re.I)
+RATE = re.compile(r"\(?\s*(?:t/s|tok/s(?:ec)?|tokens?/s(?:ec)?|tps)\s*\)?|\[(?:t/s|tok/s)\]", re.I)
 # A label column's words → llama-bench field, beyond its own markdown names.
 LABEL_WORDS = (
     (re.compile(r"^(?:backends?|engine|runtime|api)\b", re.I), "backends"),
@@ -149,10 +149,18 @@ def bare_kind(header: str) -> tuple[str, str] | None:
         return kind, ""
     run, _, last = name.rpartition(" ")
     kind = BARE_TESTS.get(last.lower())
-    if kind is None and len(words := name.split()) > 2:     # (`CPU prompt processing`)
+    words = name.split()
+    if kind is None and len(words) > 2:     # (`CPU prompt processing`)
         run, last = " ".join(words[:-2]), " ".join(words[-2:])
         kind = BARE_TESTS.get(last.lower())
-    return (kind, run.strip()) if kind and run.strip() else None
+    # ...or the run after the kind, in a header of a rate (`TG tok/sec main@144ee1c4`, not
+    # `Prompt tok`, a count)
+    for size in (2, 1):
+        if kind is None and len(words) > size and RATE.search(cell_text(header)):
+            kind = BARE_TESTS.get(" ".join(words[:size]).lower())
+            run = " ".join(words[size:])
+    run = run.strip(" `()[]")
+    return (kind, run) if kind and run else None
 
 
 # A kind's one word among a row name's others, where the rows of a llama.cpp table describe
@@ -234,7 +242,7 @@ def _is_spread(header: list[str], i: int) -> bool:
 
 
 def _run_name(header: str) -> str:
-    return RATE.sub("", cell_text(header)).strip(" -:")
+    return " ".join(RATE.sub(" ", cell_text(header)).split()).strip(" -:")
 
 
 # Words beside a test in a header that name no run (`pp512 avg`, `tg128 (mean)`).
@@ -674,7 +682,13 @@ def _run(header: str, columns: list[int]) -> dict[str, Any]:
         named["build_number"] = int(build.group(1) or build.group(2))
     if (gpu := PROSE_GPU.search(name)) is not None:
         named["gpu_info"] = gpu.group(0)
+    if (at := AT_COMMIT.search(name)) is not None:      # (`main@144ee1c4`, `PR541@93209939`)
+        named["build_commit"] = at.group(1)
     return {**_run_of(name), **named}
+
+
+# A branch at its commit, naming a run's column.
+AT_COMMIT = re.compile(r"@([0-9a-f]{7,40})\b")
 
 
 # A build named in a run's column (`DGX Spark (build 7941)`, `main (b6761)`).

@@ -36,7 +36,8 @@ LAUNCH_COMMANDS = {
 }
 
 ENGINE_WORDS = (
-    ("llama.cpp", re.compile(r"llama[._\- ]?cpp|llama-server|\bgguf\b", re.I)),
+    ("llama.cpp", re.compile(r"llama[._\- ]?cpp|llama-(?:server|bench|sweep-bench|batched-bench"
+                             r"|cli)\b|\bgguf\b", re.I)),
     ("sglang", re.compile(r"\bsglang\b", re.I)),
     ("vllm", re.compile(r"\bvllm\b", re.I)),
     # (the other engines a serving client measures: its `--backend` names them too)
