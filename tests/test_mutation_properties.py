@@ -154,9 +154,6 @@ for _kind, _why, _fixtures in [
         'aligned_table/real-b70-xpu-w4a16-fenced-serving',
         'aligned_table/derived-copied-from-a-page-tab-separated',
     )),
-    ('cut', "the results of one row of a retyped llama-bench table (one per test column) share its line and carry the heading as their label, while this test counts a run that shares its first line as printed only when a row starts with its label (GuideLLM's rows), and here the backend names the columns (`ROCm`, `Vulkan`) also start rows of the note's other tables", (
-        'llama_retyped/derived-three-shapes',
-    )),
     ('cut', "a hand-made table cut before its second latency or throughput row is no serving result any more (two make one) and stays a published table; and the runs of a metrics-as-rows table share their lines and are named by column headers, while this test counts a run that shares its first line as printed only when a row starts with its label (GuideLLM's rows)", (
         'serving_retyped/derived-both-orientations-and-cells',
     )),
@@ -585,7 +582,7 @@ def _run_printed(base: Warehouse, table: str, i: int, cut_lines: list[str],
     """Run ``i`` of a group of runs one line starts (a label's rows under it, `**before**`
     lines) was printed before the cut; runs named by columns (no line starts with their label)
     were printed with their row."""
-    start = base.spans[table][i][0]
+    start, end = base.spans[table][i]
     group = [j for j, (a, _b) in enumerate(base.spans[table]) if a == start]
     label = base.rows[table][i].get(("label",))
     if len(group) < 2 or not isinstance(label, str) or not label.split():
@@ -597,9 +594,10 @@ def _run_printed(base: Warehouse, table: str, i: int, cut_lines: list[str],
         return TABLE_LINE.search(line) is not None and \
             word.match(line, ROW_START.match(line).end()) is not None
 
-    if not any(starts_a_row(line) for line in lines[start:]):
+    # (only the lines of the run's own block: a table further on may name the same model)
+    if not any(starts_a_row(line) for line in lines[start:end]):
         return True
-    seen = sum(1 for line in cut_lines[start:] if starts_a_row(line))
+    seen = sum(1 for line in cut_lines[start:end] if starts_a_row(line))
     return seen > same.index(i)
 
 
