@@ -59,6 +59,9 @@ from conftest import ingest_into, rows
     ("Time/Token (ms)", "mean_tpot_ms", 1.0),
     ("Tokens/s (streaming)", "output_throughput", 1.0),  # a remark in brackets, no unit
     ("Mean TTFT<br>(s)", "mean_ttft_ms", 1000.0),       # the unit on a line of its own
+    ("token生成速度TPOT", "mean_tpot_ms", 1.0),         # a term against the words around it
+    ("请求耗时Latency", "mean_e2el_ms", 1.0),
+    ("模型", "model", 1.0),
 ])
 def test_header_words_name_their_column(header, column, factor):
     got = meaning(header)
@@ -539,4 +542,20 @@ def test_a_column_of_notes_beside_the_runs_of_a_sweep_is_no_run(tmp_path):
             "| Qwen3-8B | 21.4 | 48.9 | thermal limited |\n")
     got = read_note(tmp_path, text, RUNS.format("max_concurrency, mean_ttft_ms"))
     assert [tuple(r.values()) for r in got] == [("c=1", 1, 21.4), ("c=16", 16, 48.9)]
+
+
+@pytest.mark.parametrize("ttft, e2e, said", [
+    ("0.066/0.1403", "22.474/77.7903", False),      # under 1: seconds, said in a warning
+    ("66/140.3", "22474/77790.3", False),            # milliseconds, as a bare TTFT is
+    ("0.066 s/0.1403 s", "22.474 s/77.7903 s", True),   # the cells say it
+])
+def test_latencies_without_a_unit_under_one_are_seconds(tmp_path, ttft, e2e, said):
+    text = ("model | conc | TTFT(AVG/P99) | Latency (AVG/P99)\n-- | -- | -- | --\n"
+            f"llama-8b | 4 | {ttft} | {e2e}\n")
+    got = read_note(tmp_path, text, RUNS.format("model, max_concurrency, mean_ttft_ms, "
+                                                "p99_ttft_ms, mean_e2el_ms, p99_e2el_ms"))
+    assert [tuple(r.values())[1:] for r in got] == [
+        ("llama-8b", 4, 66.0, 140.3, 22474.0, 77790.3)]
+    reasons = [r["reason"] for r in rows(tmp_path / "note.db", "SELECT reason FROM unparsed_blocks")]
+    assert any("read as seconds" in r for r in reasons) == (ttft.startswith("0.") and not said)
 

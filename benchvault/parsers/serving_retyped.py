@@ -232,7 +232,7 @@ CJK_WORDS = tuple((re.compile(pattern), words) for pattern, words in (
     (r"(?:总)?请求数(?:量)?|リクエスト数|プロンプト数", "prompts"),
     (r"输入(?:长度|token数)|入力(?:長|トークン数)", "input len"),
     (r"输出(?:长度|token数)|出力(?:長|トークン数)", "output len"),
-    (r"毫秒", "ms"), (r"秒", "s"),
+    (r"毫秒", "ms"), (r"秒", "s"), (r"^\s*(?:模型(?:名称)?|モデル(?:名)?)\s*$", "model"),
 ))
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 
@@ -243,7 +243,12 @@ def _in_english(words: str) -> str:
         return words
     for pattern, english in CJK_WORDS:
         words = pattern.sub(f" {english} ", words)
-    return words
+    # (a term written against the words around it, `请求耗时Latency`, `速度TPOT`, stands apart)
+    return CJK_LATIN.sub(" ", words)
+
+
+CJK_LATIN = re.compile(r"(?<=[\u3040-\u30ff\u3400-\u9fff])(?=[A-Za-z])"
+                       r"|(?<=[A-Za-z])(?=[\u3040-\u30ff\u3400-\u9fff])")
 
 
 SQUARE_UNIT = re.compile(r"\[([^\[\]]{1,12})\]")
@@ -314,6 +319,7 @@ class Run:
     cells: list[tuple[str, str, int]] = field(default_factory=list)   # (label, text, line)
     named: bool = False     # one of the runs a header names (`vLLM V0 Avg Lat(s)`)
     group: str | None = None    # the group a grouped table's row names (`c8 @1024/256`)
+    seconds_assumed: bool = False   # its latencies said no unit and read as seconds
 
 
 def _numeric(texts: list[str]) -> bool:
@@ -698,8 +704,30 @@ def runs(lines: list[str], heading: str = "", prose: tuple[str, ...] = (),
                     if (m := meaning(one)) is not None and m.measured]
         if sum(number(text)[0] is not None for text in measured) >= (
                 1 if run.named or one_enough else 2):
-            return found
+            return _in_seconds(found)
     return None
+
+
+# A latency's unit said in its header or its cell (`TTFT (s)`, `TTFT ms`, `120 ms`, `首字延迟(秒)`).
+SAID_UNIT = re.compile(r"(?<![a-z])(?:ms|s|sec|secs|seconds?|us|µs|msec)(?![a-z])|秒", re.I)
+
+
+def _in_seconds(found: list[Run]) -> list[Run]:
+    """The runs, their latencies that no header, cell or prose gives a unit read as seconds
+    when one of them is under 1 (no request's time to first token, time per output token or
+    latency is under a millisecond; `TTFT | 0.066`); ``Run.unit_said`` says so."""
+    unitless = [(run, k) for run in found for k, (name, text, _) in enumerate(run.cells)
+                if (m := meaning(name)) is not None and m.metric is not None
+                and not SAID_UNIT.search(cell_text(name)) and not SAID_UNIT.search(text)]
+    figures = [number(part)[0] for run, k in unitless
+               for _, part in _cells_of(run.cells[k][0], run.cells[k][1])]
+    if not any(f is not None and 0 < f < 1 for f in figures):
+        return found
+    for run, k in unitless:
+        name, text, index = run.cells[k]
+        run.cells[k] = (f"{name} (s)", text, index)
+        run.seconds_assumed = True
+    return found
 
 
 METRIC_HEADER = re.compile(r"^(?:metrics?|指标|指標|项目|項目|メトリクス)$", re.I)
@@ -920,6 +948,10 @@ def build(block: Block) -> list[Parsed | Problem]:
     for run in found:
         problems: list[tuple[int, str]] = []
         values, extra, stats, tolerance = _read(run, block, problems)
+        if run.seconds_assumed:
+            problems.append((block.line_start + min(run.lines), "latencies without a unit, one "
+                             "of them under 1: read as seconds (no request takes under a "
+                             "millisecond)"))
         settings, run_label = _label_settings(run.label)
         for column, value in {**_group_settings(run.group), **settings}.items():
             values.setdefault(column, value)
