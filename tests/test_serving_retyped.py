@@ -62,6 +62,9 @@ from conftest import ingest_into, rows
     ("token生成速度TPOT", "mean_tpot_ms", 1.0),         # a term against the words around it
     ("请求耗时Latency", "mean_e2el_ms", 1.0),
     ("模型", "model", 1.0),
+    ("📈 Throughput (tok/s, higher = better)", "output_throughput", 1.0),    # which way is better
+    ("TPOT (ms, lower = faster)", "mean_tpot_ms", 1.0),
+    ("TTFT ↓", "mean_ttft_ms", 1.0),
 ])
 def test_header_words_name_their_column(header, column, factor):
     got = meaning(header)
@@ -558,4 +561,12 @@ def test_latencies_without_a_unit_under_one_are_seconds(tmp_path, ttft, e2e, sai
         ("llama-8b", 4, 66.0, 140.3, 22474.0, 77790.3)]
     reasons = [r["reason"] for r in rows(tmp_path / "note.db", "SELECT reason FROM unparsed_blocks")]
     assert any("read as seconds" in r for r in reasons) == (ttft.startswith("0.") and not said)
+
+
+def test_the_figure_a_heading_names_over_models_as_rows_and_gpus_as_columns(tmp_path):
+    text = ("## Headline Comparison — TPOT (ms, lower = faster)\n\n| Model | H100 | H200 |\n"
+            "|---|---|---|\n| 1.5B | 3.1 ms | **2.1 ms** |\n| 32B | 16.8 ms (AWQ) | 17.9 ms (BF16) |\n")
+    got = read_note(tmp_path, text, RUNS.format("model, mean_tpot_ms"))
+    assert [tuple(r.values()) for r in got] == [
+        ("H100", "1.5B", 3.1), ("H200", "1.5B", 2.1), ("H100", "32B", 16.8), ("H200", "32B", 17.9)]
 

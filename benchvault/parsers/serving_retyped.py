@@ -252,6 +252,9 @@ CJK_LATIN = re.compile(r"(?<=[\u3040-\u30ff\u3400-\u9fff])(?=[A-Za-z])"
 
 
 SQUARE_UNIT = re.compile(r"\[([^\[\]]{1,12})\]")
+LEADING_MARKS = re.compile(r"^[^\w(]+")
+_WHICH_WAY = r"(?:higher|lower|less|more|smaller|bigger)\s*(?:=|is|are)?\s*(?:better|faster|good)"
+BETTER = re.compile(rf"\s*\({_WHICH_WAY}\)|\s*[,;]?\s*{_WHICH_WAY}(?=\)|$)|\s*[↑↓⬆⬇]")
 
 
 DASHED = re.compile(r"(?<=[a-z])-(?=[a-z])")
@@ -265,6 +268,8 @@ def meaning(label: str) -> Meaning | None:
     words = " ".join(_in_english(DASHED.sub(" ", text.lower().replace("_", " ")).lstrip("-"))
                      .split())
     words = SQUARE_UNIT.sub(r"(\1)", words)      # (`Throughput [tok/s]`: a unit in brackets)
+    words = BETTER.sub("", words)       # (`TPOT (ms, lower = faster)`: which way is better)
+    words = LEADING_MARKS.sub("", words)    # (`📈 Throughput`: a heading's emoji)
     if not words:
         return None
     for pattern, column in SETTINGS:
@@ -429,6 +434,11 @@ def _swept(t: Table) -> bool:
     return any(m is not None and m.column in SWEPT for m in map(meaning, firsts))
 
 
+def _models_as_rows(t: Table) -> bool:
+    """The first column names each row's model (`| Model | H100 | H200 |`)."""
+    return bool(t.header) and (m := meaning(t.header[0])) is not None and m.column == "model"
+
+
 def _swept_columns(t: Table) -> bool:
     """Each column of figures after the first is a run of a sweep, named by its setting's
     value (`| GPUs | 1 Concurrency | 8 Concurrency |`, `| Model | c=1 | c=16 | Notes |`)."""
@@ -574,7 +584,7 @@ def _runs_under_metric(t: Table, heading: str) -> list[Run] | None:
     per row and column; None when the heading names no measured figure, or a header does."""
     named = meaning(heading.strip().rstrip(":：").strip()) if heading else None
     if named is None or not named.measured or not t.header \
-            or not (_swept(t) or _swept_columns(t)) \
+            or not (_swept(t) or _swept_columns(t) or _models_as_rows(t)) \
             or any((m := meaning(h)) is not None and m.measured for h in t.header[1:]):
         return None
     columns = [c for c in range(1, len(t.header)) if not DIFFERENCE.search(t.header[c])
