@@ -836,6 +836,10 @@ def test_a_spread_in_brackets_after_the_mean(tmp_path, cell):
     ("pp512 1234.5 ± 3.2, tg128 45.6", [(None, "pp512", 1234.5), (None, "tg128", 45.6)]),
     ("We ran pp512 1234.5 and it was fine", []),          # a sentence: no line of speeds
     ("- gpt-oss-20b: prompt 2130.79, generation 62.68", []),   # kinds alone need their unit
+    ("* 12.39 tok/sec TG", [(None, "tg", 12.39)]),                # the rate first
+    ("- Qwen3-8B: 592 t/s for prompt processing, 171 t/s for generation",
+     [("Qwen3-8B", "pp", 592.0), ("Qwen3-8B", "tg", 171.0)]),
+    ("I got 171 t/s for generation on chrome", []),               # a sentence around it
 ])
 def test_speeds_named_by_a_sized_test_need_no_unit(tmp_path, line, got):
     rows, _ = read(tmp_path, f"Build b6761 on a DGX Spark.\n\n{line}\n", "note.md")

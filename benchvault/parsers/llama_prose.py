@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lark import v_args
+from lark import Token, v_args
 
 from . import grammar
 from .base import Block, BlockFormat, Parsed, Problem, own_lines
@@ -38,17 +38,21 @@ _KIND = (r"(?:(?:pp|tg)(?:\d+|\s\d+(?=\s*[:=]))(?:\s?\+\s?tg\d+)?(?:\s*@?\s*d\d+
 # (a figure's digit may be garbled in the paste, `!55.10`: the line is still one of speeds)
 _NUMBER = r"[~≈]?[\d!?*^$&@][\d,!?*^$&@]*(?:\.[\d!?*^$&@]+)?"
 _ITEM = (rf"{_KIND}\s*[:=]?\s*{_NUMBER}(?:\s*(?:±|\+/-)\s*{_NUMBER})?"
-         rf"(?:\s*(?:-->|->|→|=>|⇒)\s*{_NUMBER})?\s*(?:t/s|tok/s|tokens?/s(?:ec)?"
+         rf"(?:\s*(?:-->|->|→|=>|⇒)\s*{_NUMBER})?\s*(?:t/s|tok/s(?:ec)?|tokens?/s(?:ec)?"
          rf"|tokens?\s+per\s+second)(?:\s*\([^()]*\))?")
 # ...or, named by a sized test, without its unit (`pp2048 2130.79, tg32 62.68`)
 _SIZED = (rf"(?:pp|tg)\d+(?:\s?\+\s?tg\d+)?(?:\s*@?\s*d\d+)?\s*[:=]?\s*{_NUMBER}"
           rf"(?:\s*(?:±|\+/-)\s*{_NUMBER})?(?:\s*(?:-->|->|→|=>|⇒)\s*{_NUMBER})?"
           rf"(?:\s*\([^()]*\))?")
-_ITEM = rf"(?:{_ITEM}|{_SIZED})"
+# ...or the rate first, then what it is of (`12.39 tok/sec TG`, `592 t/s for prompt processing`)
+_RATE_FIRST = (rf"{_NUMBER}(?:\s*(?:±|\+/-)\s*{_NUMBER})?\s*(?:t/s|tok/s(?:ec)?|tokens?/s(?:ec)?"
+               rf"|tokens?\s+per\s+second)\s*(?:(?:for|of)\s+)?{_KIND}(?:\s*\([^()]*\))?")
+_ITEM = rf"(?:{_ITEM}|{_SIZED}|{_RATE_FIRST})"
 # A line of the block: speeds and nothing else (prose around a speed is no such line).
 LINE = re.compile(rf"^\s*{_ITEM}(?:\s*[,;|]\s*{_ITEM})*\s*$", re.I)
 # ...after what they are of (`Qwen3-8B Q4_K_M: pp512 1200 t/s, tg128 45 t/s`).
-LEAD = re.compile(rf"^\s*(?P<lead>[^:\n|]{{1,60}}?)\s*:\s+(?={_KIND}\s*[:=]?\s*{_NUMBER})", re.I)
+LEAD = re.compile(rf"^\s*(?P<lead>[^:\n|]{{1,60}}?)\s*:\s+(?={_KIND}\s*[:=]?\s*{_NUMBER}|{_NUMBER})",
+                  re.I)
 LED_LINE = re.compile(rf"^\s*(?:[^:\n|]{{1,60}}?\s*:\s+)?{_ITEM}(?:\s*[,;|]\s*{_ITEM})*\s*$",
                       re.I)
 PROMPT_EVALUATION = re.compile(r"^prompt\s+evaluation", re.I)
@@ -69,7 +73,7 @@ class LinesToSpeeds(ColumnTransformer):
         return ("figure", *(numbers + [None])[:2])
 
     def column(self, name, children):      # speed
-        kind = children[0]
+        kind = next(c for c in children if isinstance(c, Token) and c.type == "KIND")
         figures = [(c[1], c[2]) for c in children if isinstance(c, tuple)]
         return (" ".join(str(kind).split()), figures, kind.line)
 
