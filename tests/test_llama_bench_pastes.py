@@ -893,3 +893,29 @@ def test_runs_named_by_their_branch_at_a_commit_in_a_note_that_names_a_llama_cpp
     assert [(r.test, r.avg_ts, r.label, r.build_commit) for r in got] == [
         ("tg", 6.29, "main@144ee1c4", "144ee1c4"), ("tg", 8.22, "PR541@93209939", "93209939")]
 
+
+def test_llama_servers_timings_of_two_requests_are_two_prints(tmp_path):
+    request = ("slot print_timings: id  0 | task {t} | \n"
+               "prompt eval time =     {pe} ms /   {n} tokens (    1.49 ms per token,   {pr} tokens per second)\n"
+               "       eval time =    5683.35 ms /   255 tokens (   22.29 ms per token,    {er} tokens per second)\n"
+               "      total time =    6014.29 ms /   397 tokens\n")
+    text = ("Qwen3-8B Q4_K_M, llama-server on an RTX 3060:\n\n```\n"
+            + request.format(t=0, pe="211.55", n=142, pr="671.24", er="44.87")
+            + request.format(t=1, pe="98.10", n=64, pr="652.40", er="44.12") + "```\n")
+    got, warnings = read(tmp_path, text, "note.md")
+    assert [(r.test, r.avg_ts, r.format) for r in got] == [
+        ("pp142", 671.24, "llama_timings"), ("tg255", 44.87, "llama_timings"),
+        ("pp64", 652.4, "llama_timings"), ("tg255", 44.12, "llama_timings")]
+    assert got[1].extra["total_time_ms"] == 6014.29 and got[2].extra == {"prompt_eval_time_ms": 98.1}
+
+
+def test_llama_timings_cut_before_their_total_say_so(tmp_path):
+    text = ("```\nllama_perf_context_print: prompt eval time =     300.11 ms /    20 tokens "
+            "(   15.01 ms per token,    66.64 tokens per second)\n"
+            "llama_perf_context_print:        eval time =    2296.72 ms /   255 runs   "
+            "(    9.01 ms per token,   111.03 tokens per second)\n```\n")
+    got, warnings = read(tmp_path, text, "note.md")
+    assert [(r.test, r.avg_ts, (r.extra or {}).get("incomplete")) for r in got] == [
+        ("pp20", 66.64, None), ("tg255", 111.03, True)]
+    assert any("stop before their total time" in w for _, w in warnings)
+

@@ -154,6 +154,9 @@ for _kind, _why, _fixtures in [
         'aligned_table/real-b70-xpu-w4a16-fenced-serving',
         'aligned_table/derived-copied-from-a-page-tab-separated',
     )),
+    ('cut', "llama-server's timings cut after their total time lose the draft's acceptance with no warning: the acceptance line is printed only with a draft model, so nothing says it is missing (llama_timings)", (
+        'llama_timings/real-llama-server-eagle3-draft-acceptance',
+    )),
     ('cut', "a hand-made table cut before its second latency or throughput row is no serving result any more (two make one) and stays a published table; and the runs of a metrics-as-rows table share their lines and are named by column headers, while this test counts a run that shares its first line as printed only when a row starts with its label (GuideLLM's rows)", (
         'serving_retyped/derived-both-orientations-and-cells',
     )),
