@@ -570,3 +570,14 @@ def test_the_figure_a_heading_names_over_models_as_rows_and_gpus_as_columns(tmp_
     assert [tuple(r.values()) for r in got] == [
         ("H100", "1.5B", 3.1), ("H200", "1.5B", 2.1), ("H100", "32B", 16.8), ("H200", "32B", 17.9)]
 
+
+def test_a_unit_said_for_some_latencies_holds_for_those_that_say_none(tmp_path):
+    text = ("branch   rate     median TTFT (ms)   std TTFT     p99 TTFT     std TPOT     p99 TPOT\n"
+            "------   ----     ----------------   --------     --------     --------     --------\n"
+            "MAIN     1.00     141.95             29.83        287.21       0.84         11.67\n"
+            "PR       1.00     137.69             28.51        277.24       0.84         11.40\n")
+    got = read_note(tmp_path, f"```\n{text}```\n", RUNS.format(
+        "median_ttft_ms, std_ttft_ms, p99_ttft_ms, std_tpot_ms, p99_tpot_ms"))
+    assert [tuple(r.values())[1:] for r in got] == [(141.95, 29.83, 287.21, 0.84, 11.67),
+                                                    (137.69, 28.51, 277.24, 0.84, 11.4)]
+

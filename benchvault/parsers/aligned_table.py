@@ -90,7 +90,7 @@ FORMAT = BlockFormat(
     markers=(*(gap + word for gap in ("  ", "\t") for word in (
         "pp", "PP", "tg", "TG", "TTFT", "TPOT", "ITL", "E2E", "Latency", "latency", "Throughput",
         "throughput", "Mean", "Median", "Avg", "P9", "P5", "Req", "Output", "Total",
-        "mean_", "median_", "p99_", "output_", "total_", "request_")),
+        "mean", "median", "p9", "p5", "output_", "total_", "request_")),
         "t/s", "req/s", "tok/s"),
     start=re.compile(HEADER.pattern + "|" + FLAT_HEADER.pattern),
     end=None,

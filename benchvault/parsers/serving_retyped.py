@@ -726,11 +726,17 @@ def _in_seconds(found: list[Run]) -> list[Run]:
     """The runs, their latencies that no header, cell or prose gives a unit read as seconds
     when one of them is under 1 (no request's time to first token, time per output token or
     latency is under a millisecond; `TTFT | 0.066`); ``Run.unit_said`` says so."""
-    unitless = [(run, k) for run in found for k, (name, text, _) in enumerate(run.cells)
-                if (m := meaning(name)) is not None and m.metric is not None
-                and not SAID_UNIT.search(cell_text(name)) and not SAID_UNIT.search(text)]
+    latencies = [(run, k) for run in found for k, (name, _, _) in enumerate(run.cells)
+                 if (m := meaning(name)) is not None and m.metric is not None]
+    unitless = [(run, k) for run, k in latencies
+                if not SAID_UNIT.search(cell_text(run.cells[k][0]))
+                and not SAID_UNIT.search(run.cells[k][1])]
+    if len(unitless) < len(latencies):      # (a unit said for some: `median TTFT (ms)`)
+        return found
+    # (a spread may be under 1 ms: `std TPOT | 0.84`)
     figures = [number(part)[0] for run, k in unitless
-               for _, part in _cells_of(run.cells[k][0], run.cells[k][1])]
+               for one, part in _cells_of(run.cells[k][0], run.cells[k][1])
+               if (m := meaning(one)) is not None and m.stat not in ("std", "min")]
     if not any(f is not None and 0 < f < 1 for f in figures):
         return found
     for run, k in unitless:
