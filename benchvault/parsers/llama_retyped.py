@@ -155,10 +155,12 @@ def bare_kind(header: str) -> tuple[str, str] | None:
         kind = BARE_TESTS.get(last.lower())
     # ...or the run after the kind, in a header of a rate (`TG tok/sec main@144ee1c4`, not
     # `Prompt tok`, a count)
-    for size in (2, 1):
-        if kind is None and len(words) > size and RATE.search(cell_text(header)):
-            kind = BARE_TESTS.get(" ".join(words[:size]).lower())
-            run = " ".join(words[size:])
+    if kind is None and RATE.search(cell_text(header)):
+        for size in (2, 1):
+            lead = " ".join(words[:size]).lower()
+            if len(words) > size and lead in BARE_TESTS:
+                kind, run = BARE_TESTS[lead], " ".join(words[size:])
+                break
     run = run.strip(" `()[]")
     return (kind, run) if kind and run else None
 
@@ -892,11 +894,13 @@ def build(block: Block) -> list[Parsed | Problem]:
 
 
 def add_result(out: list[Parsed | Problem], values: dict[str, Any], line: int, raw: str,
-               warnings: list[tuple[int, str]], read_as: str) -> None:
-    """``values`` as one more row of ``out`` (a Problem when they are no valid row); the
-    first row carries ``read_as``, the one warning of how its block was read."""
+               warnings: list[tuple[int, str]], read_as: str, line_end: int | None = None
+               ) -> None:
+    """``values`` as one more row of ``out`` (a Problem when they are no valid row), on
+    ``line`` (to ``line_end`` when it spans more); the first row carries ``read_as``, the one
+    warning of how its block was read."""
     try:
-        row = LlamaBenchResult(**values, line_start=line, line_end=line, raw_text=raw)
+        row = LlamaBenchResult(**values, line_start=line, line_end=line_end or line, raw_text=raw)
     except (ValidationError, ValueError) as exc:
         reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
         out.append(Problem(line, reason, raw))

@@ -15,9 +15,9 @@ tokens, ``avg_ts`` its tokens per second) and its generation's a ``tg<N>`` one (
 tokens generated), as llama-bench names the tests of those sizes.  The times keep upstream's
 labels in ``extra`` (``prompt_eval_time_ms``, ``eval_time_ms``, ``total_time_ms``,
 ``load_time_ms``, ``sampling_time_ms``, before 2024-09 ``sample_time_ms``), and so does a
-speculative draft's acceptance (``draft_acceptance``, ``draft_accepted``, ``draft_generated``, ``mean_acceptance_length``,
-``acceptance_rate_per_position``).  What the note around says (model, GPU, build, the command
-quoted) fills the rest, as for llama-bench's own table.
+speculative draft's acceptance (``draft_acceptance``, ``draft_accepted``, ``draft_generated``,
+``mean_acceptance_length``, ``acceptance_rate_per_position``).  What the note around says
+(model, GPU, build, the command quoted) fills the rest, as for llama-bench's own table.
 """
 
 from __future__ import annotations
@@ -153,11 +153,9 @@ def build(block: Block) -> list[Parsed | Problem]:
                       "n_depth": 0, "avg_ts": rate,
                       "extra": {**(shared.get("extra") or {}), **_extra(own),
                                 **({INCOMPLETE: True} if cut and what == "eval" else {})}}
-            add_result(out, values, block.line_start + at - 1, block.lines[at - 1], [], READ_AS)
-            if own is lines and len(lines) > k + 1:      # (the row spans the lines after it)
-                row = out[-1].row if isinstance(out[-1], Parsed) else None
-                if row is not None:
-                    row.line_end = block.line_start + lines[-1][1] - 1
+            # (the row spans the lines its figures come from)
+            add_result(out, values, block.line_start + at - 1, block.lines[at - 1], [], READ_AS,
+                       line_end=block.line_start + own[-1][1] - 1)
     return out
 
 

@@ -725,7 +725,7 @@ SAID_UNIT = re.compile(r"(?<![a-z])(?:ms|s|sec|secs|seconds?|us|µs|msec)(?![a-z
 def _in_seconds(found: list[Run]) -> list[Run]:
     """The runs, their latencies that no header, cell or prose gives a unit read as seconds
     when one of them is under 1 (no request's time to first token, time per output token or
-    latency is under a millisecond; `TTFT | 0.066`); ``Run.unit_said`` says so."""
+    latency is under a millisecond; `TTFT | 0.066`); ``Run.seconds_assumed`` says so."""
     latencies = [(run, k) for run in found for k, (name, _, _) in enumerate(run.cells)
                  if (m := meaning(name)) is not None and m.metric is not None]
     unitless = [(run, k) for run, k in latencies

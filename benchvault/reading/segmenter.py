@@ -1018,22 +1018,27 @@ class Segmenter:
             self.ctx.caption = re.sub(r"\s+", " ", ENTITY_RE.sub(" ", bold.group("text"))).strip()
         if text.strip() and not text.lstrip().startswith("|"):
             labelled = LABELLED_LINE_RE.match(text)
-            if labelled and (labelled.group(1).lower() in self.labelled_lines
-                             or len(self.labelled_lines) < MAX_PROSE_LINES):
-                self.labelled_lines[labelled.group(1).lower()] = text.strip()
-            else:
+            if not (labelled and self._keep_labelled(labelled.group(1), text.strip())):
                 self.prose_lines.append((self.prose_depth, text.strip()))
                 del self.prose_lines[:-MAX_PROSE_LINES]
             self._set_prose()
         return False
 
+    def _keep_labelled(self, label: str, line: str) -> bool:
+        """Keep ``line`` as the note's `label: value` line (the latest of that label), unless
+        the note already keeps as many labels as a context holds prose lines."""
+        key = label.lower()
+        if key not in self.labelled_lines and len(self.labelled_lines) >= MAX_PROSE_LINES:
+            return False
+        self.labelled_lines[key] = line
+        return True
+
     def _setup_row(self, text: str) -> None:
         """A setup table's row (`| GPU | NVIDIA RTX PRO 6000 |`) says what a note's `GPU: ...`
         line says, for the results after it."""
         setup = SETUP_ROW_RE.match(text) if self.markdown and not self.in_fence else None
-        if setup is not None and (setup.group(1).lower() in self.labelled_lines
-                                  or len(self.labelled_lines) < MAX_PROSE_LINES):
-            self.labelled_lines[setup.group(1).lower()] = f"{setup.group(1)}: {setup.group(2)}"
+        if setup is not None and self._keep_labelled(setup.group(1),
+                                                     f"{setup.group(1)}: {setup.group(2)}"):
             self._set_prose()
 
     def _set_prose(self) -> None:
