@@ -467,6 +467,10 @@ PROSE_BUILD = re.compile(r"\bbuild[:\s]+`?([0-9a-f]{7,12})`?\s*\((\d+)\)", re.I)
 PROSE_MODEL = re.compile(r"^\s*(?:[-*+]\s+)?\**\s*Model\s*\**\s*[:：]\s*\**\s*`?([^(,*`]+)", re.I)
 PROSE_CPU_ONLY = re.compile(r"\bCPU[- ]only\b|\bpure CPU\b|\bCPU backend\b", re.I)
 PROSE_THREADS = re.compile(r"(?<![\w.])(\d{1,3})\s*threads\b|\bthreads\s*[=:]\s*(\d{1,3})\b", re.I)
+# One type for the KV cache's keys and values, in words (`q4_0 KV cache`, `KV cache: q8_0`).
+PROSE_KV_TYPE = re.compile(r"(?<![\w-])(f16|bf16|f32|q8_0|q4_0|q4_1|q5_0|q5_1|iq4_nl)`?\s+KV(?:[\s-]cache)?\b"
+                           r"|\bKV[\s-]cache(?:\s+type)?\s*[:=]?\s*`?(f16|bf16|f32|q8_0|q4_0|q4_1|q5_0"
+                           r"|q5_1|iq4_nl)(?![\w-])", re.I)
 PROSE_DEVICE = re.compile(r"(?:^|[·|;]\s*|[-*+]\s+)\**\s*(?P<what>GPU|CPU|Card|Processor)s?\s*\**"
                           r"\s*[:：]\s*\**\s*(?P<name>[^·|;,(*]+?)\s*(?:\((?P<arch>gfx\w+|sm_?\d+)\))?"
                           r"\s*(?=[·|;,(*]|$)", re.I)
@@ -504,6 +508,10 @@ PROSE_QUANT = re.compile(r"(?<![\w.-])(?:UD-)?(?P<quant>I?Q\d_(?:[A-Z0-9]+_?)*[A
                          r"(?![\w.-])")
 
 
+# A model's file named first in a labelled line (`Qwen3-8B-Q4_K_M.gguf` before its remarks).
+GGUF_FILE = re.compile(r"[^\s`*()]+\.gguf(?![\w.])", re.I)
+
+
 def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
     """What a note's prose around a table (``Context.prose``) states of every run in it, when
     it states one value: llama-bench's flags (`-t 8`, `-fa on`), its build, its thread count, a
@@ -526,6 +534,10 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
         state(*NEGATED_FLAGS[match.group(1)])
     for match in PROSE_THREADS.finditer(text):
         state("n_threads", int(match.group(1) or match.group(2)))
+    for match in PROSE_KV_TYPE.finditer(text):
+        kv_type = (match.group(1) or match.group(2)).lower()
+        state("type_k", kv_type)
+        state("type_v", kv_type)
     builds = set(PROSE_BUILD_NUMBER.findall(text))
     for commit, number in PROSE_BUILD.findall(text):
         state("build_commit", commit)
@@ -546,7 +558,13 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
             state("model_ftype", quant.group("quant").upper())
     for line in lines:
         if model := PROSE_MODEL.match(line):
-            state("model_type", model.group(1).strip().strip("*` "))
+            name = model.group(1).strip().strip("*` ")
+            if (file := GGUF_FILE.match(name)) is not None:   # (`Model: x-Q4_K_M.gguf (16K..)`)
+                state("model_filename", file.group(0))
+                if quant := QUANT_IN_NAME.search(file.group(0)):
+                    state("model_ftype", quant.group("quant").upper())
+            else:
+                state("model_type", name)
         for match in PROSE_DEVICE.finditer(line):
             field = "cpu_info" if match.group("what").lower() in ("cpu", "processor") \
                 else "gpu_info"

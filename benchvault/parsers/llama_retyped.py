@@ -836,10 +836,10 @@ def resembles(lines: list[str], context: Any = None) -> bool:
         return False
     t = table(lines)
     return t is not None and _results(t, heading=_over(context),
-                                      of_llama=_llama_note(context)) is not None
+                                      of_llama=llama_note(context)) is not None
 
 
-def _llama_note(context: Any) -> bool:
+def llama_note(context: Any) -> bool:
     """The note's headings and prose name llama.cpp, and no other engine."""
     words = " ".join((*getattr(context, "section", ()), *getattr(context, "prose", ())))
     return engine_named_in(words) == "llama.cpp"
@@ -873,7 +873,7 @@ def build(block: Block) -> list[Parsed | Problem]:
     quants = {m.group("quant") for m in QUANT_WORD.finditer(heading)}
     if len(quants) == 1:                        # (`### QAT UD-Q4_K_XL (13.26 GiB)`)
         shared["model_ftype"] = quants.pop()
-    found = _results(t, shared.get("command"), heading, _llama_note(block.context)) \
+    found = _results(t, shared.get("command"), heading, llama_note(block.context)) \
         if t is not None else None
     if not found:
         return []
