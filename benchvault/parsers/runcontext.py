@@ -116,6 +116,9 @@ PRINTED_KEYS = {"traffic request rate": "request_rate", "burstiness factor": "bu
                 "max request concurrency": "max_concurrency"}
 
 
+PATH_WORD = re.compile(r"\S*/\S*")
+
+
 @lru_cache(maxsize=4096)    # a note's headings and labels, asked for every run under them
 def engine_named_in(text: str | None) -> str | None:
     """The one engine a heading or label names; None when it names none or several."""
@@ -145,6 +148,9 @@ def infer_engine(context: Context, model: str | None, printed_backend: str | Non
         *(engine_named_in(heading) for heading in reversed(context.section)),
         None if (client_backend or "").lower() in SILENT_CLIENT_ARGUMENTS
         else CLIENT_BACKEND_ENGINES.get((client_backend or "").lower()),
+        # (last, the one engine the note's prose around names, `vLLM 0.10.1, Llama-3.1-8B`;
+        # not in a link or a path: `github.com/vllm-project/...` is where, not what)
+        engine_named_in(PATH_WORD.sub(" ", " ".join(context.prose))),
     )
     return next((c for c in candidates if c), "unknown")
 
@@ -271,6 +277,8 @@ MODEL_LABEL = re.compile(r"^[\s*>#-]*\**models?\b[^:：\n]{0,40}[:：]\**\s*", r
 # `at concurrency 16`, `random 2048/256 @ conc 64`, `100 concurrent requests`, `seed 0`,
 # `Prompt 128 tokens, output 256 tokens`.
 _N = r"(\d{1,7})(?![\d.,]*\d|\s*[kKmM%])"
+# (the number is no figure's: no unit after it)
+_NO_UNIT = r"(?!\s*(?:tok|t/s|req|ms\b|s\b|sec|%|x\b|GB|GiB|MB|tps|qps))"
 _INPUT = r"(?:isl|input[_ -]?len(?:gth)?|inp\s+len|random[_-]input(?:[_-]len)?|prompt[_ ]len(?:gth)?|input|输入|入力)"
 _OUTPUT = r"(?:osl|output[_ -]?len(?:gth)?|out\s+len|random[_-]output(?:[_-]len)?|gen(?:eration)?[_ ]len(?:gth)?|output|输出|出力)"
 PROSE_WORKLOAD = (
@@ -278,6 +286,17 @@ PROSE_WORKLOAD = (
                 + r"(\d{1,7})\s*/\s*" + _N, re.I), ("random_input_len", "random_output_len")),
     (re.compile(r"(?<![\w-])" + _INPUT + r"\s*[=:：]\s*" + _N, re.I), ("random_input_len",)),
     (re.compile(r"(?<![\w-])" + _OUTPUT + r"\s*[=:：]\s*" + _N, re.I), ("random_output_len",)),
+    # (a length's name and its number with a blank between: `ISL 1024 OSL 128`, `input 2048,
+    # output 256`, `--input-len 1024`; not a figure's, `output 5123 tok/s`)
+    (re.compile(r"(?<![\w])(?:--)?" + _INPUT + r"(?:\s+len(?:gth)?)?\s+" + _N + _NO_UNIT, re.I),
+     ("random_input_len",)),
+    (re.compile(r"(?<![\w])(?:--)?" + _OUTPUT + r"(?:\s+len(?:gth)?)?\s+" + _N + _NO_UNIT, re.I),
+     ("random_output_len",)),
+    # (`1024 in / 128 out`, `in 1024, out 1024`)
+    (re.compile(r"(?<![\w.,])(\d{1,7})\s+in\s*[,/]\s*(\d{1,7})\s+out\b", re.I),
+     ("random_input_len", "random_output_len")),
+    (re.compile(r"(?<![\w-])in\s+(\d{1,7})\s*[,/]\s*out\s+" + _N, re.I),
+     ("random_input_len", "random_output_len")),
     (re.compile(r"(?<![\w-])in(\d{1,7})\s*/\s*out" + _N, re.I),
      ("random_input_len", "random_output_len")),
     (re.compile(r"(?<![\w-])random\s+(\d{1,7})\s*/\s*" + _N, re.I),      # `random 2048/256`
