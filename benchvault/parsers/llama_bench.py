@@ -556,6 +556,13 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
         state("model_filename", name)
         if quant := QUANT_IN_NAME.search(name):      # (`...-Q5_K_M.gguf`)
             state("model_ftype", quant.group("quant").upper())
+    if "model_filename" not in stated:      # (`llama.cpp b6500, Qwen3-8B-Q4_K_M.gguf`)
+        files = {m.group(0).rsplit("/", 1)[-1] for m in GGUF_FILE.finditer(text)}
+        if len(files) == 1:
+            name = files.pop()
+            state("model_filename", name)
+            if quant := QUANT_IN_NAME.search(name):
+                state("model_ftype", quant.group("quant").upper())
     for line in lines:
         if model := PROSE_MODEL.match(line):
             name = model.group(1).strip().strip("*` ")
