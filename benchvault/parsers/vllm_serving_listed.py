@@ -45,8 +45,9 @@ SERVING_FIGURE = re.compile(r"\b(?:TTFT|TPOT|ITL|E2EL?|time\s+to\s+first\s+token
 # ...not an engine's own stats lines (vLLM's `Avg prompt throughput: 659.3 tokens/s`, a
 # drafter's `Accepted throughput:`): engine_stats and spec_decode read those.
 _STATS = r"(?!\s*(?:[-*+•]\s+)?\**\s*(?:avg\s+(?:prompt|generation)|accepted|drafted)\s+throughput)"
-START = re.compile(rf"{_STATS}(?=[^:：]*{SERVING_FIGURE.pattern}){_LINE}", re.I)
-OWN_LINE = re.compile(rf"{_STATS}{_LINE}", re.I)
+# (anchored first: ``starts`` searches, and the lookaheads would run at every position)
+START = re.compile(rf"^{_STATS}(?=[^:：\n]*{SERVING_FIGURE.pattern}){_LINE}", re.I)
+OWN_LINE = re.compile(rf"^{_STATS}{_LINE}", re.I)
 
 
 def _rows(line: str) -> list[tuple[str, str]]:
@@ -106,8 +107,11 @@ FORMAT = BlockFormat(
     description="A serving result's figures written as a list (`- Mean TTFT: 123.4 ms`, "
                 "`TTFT: mean 456.7 ms, p99 1234.5 ms`): one run, read by its labels' words.",
     upstream=("vllm bench serve / sglang.bench_serving results, written down as a list",),
-    markers=("TTFT", "TPOT", "ITL", "E2E", "hroughput", "irst token", "nter-token",
-             "nter token"),
+    # (a figure's name and its colon: not `odd TTFT;` in a sweep's notes, nor vLLM's stats
+    # lines, `Avg prompt throughput:`, which a server log holds by the thousand)
+    markers=("TTFT:", "TPOT:", "ITL:", "TTFT (", "TPOT (", "ITL (", "E2E", "irst token",
+             "nter-token", "nter token", "Throughput:", "equest throughput:",
+             "oken throughput:"),
     start=START,
     end=None,
     max_lines=40,
