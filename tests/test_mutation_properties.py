@@ -187,6 +187,7 @@ for _kind, _why, _fixtures in [
      "name them by kind alone, `pp`: there a test with no figure is no row, and the warning "
      "keeps the row's text)", (
         'llama_prose/derived-speeds-in-words',
+        'llama_prose/derived-rates-after-runs-and-chat-stats',
         'llama_retyped/real-ling-vs-qwen-rows-describing-tests',
         'llama_retyped/real-mimo-prefill-decode-footnote-and-prompt-tokens',
     )),

@@ -129,7 +129,7 @@ class LinesToSpeeds(ColumnTransformer):
 # A remark after a rate: the tokens it was over (`(18020 tokens)`) or every run's rate
 # (`([15.3, 14.8, 14.0])`).
 _REMARK_TOKENS = re.compile(r"^\(\s*~?(\d[\d,]*)\s+tokens?\s*\)$", re.I)
-_REMARK_SAMPLES = re.compile(r"^\(\s*`?\[([\d.,\s]+)\]`?\s*\)$")
+_REMARK_SAMPLES = re.compile(r"^\(\s*`?\[([\d.,\s!?*^$&@]+)\]`?\s*\)$")
 
 
 def _remarked(remark: str) -> dict[str, Any]:
@@ -236,7 +236,12 @@ def build(block: Block) -> list[Parsed | Problem]:
             rate = {"avg_ts": _figure(mean, kind, at, unread),
                     "stddev_ts": _figure(spread, f"{kind} ±", at, unread)}
             if more.get("samples"):
-                rate["samples_ts"] = [figure(x) for x in more["samples"]]
+                samples = [figure(x) for x in more["samples"]]
+                if None in samples:     # (a garbled one, `4!.9`: the list is not every run's)
+                    unread.append((at, f"{kind}: a run's rate in {more['samples']} is not a "
+                                       "number: the runs' rates left empty"))
+                else:
+                    rate["samples_ts"] = samples
             values = {**shared, **merged({}, test, rate)}
             values.pop("_unread")
             _counted(values, more)

@@ -8,8 +8,9 @@ care about as a list, each label once, its unit after the number and not in the 
     - TTFT: mean 456.7 ms, median 401.2 ms, P99 1234.5 ms
     * Throughput: 15.2 requests/s, 3891.2 output tokens/s
 
-Three lines or more, each a label and its figures (a statistic before a number names it), two
-of them or more of a serving figure (TTFT, TPOT, ITL, E2E latency, a throughput), are one run:
+Lines each of a label and its figures (a statistic before a number names it), two figures or
+more and one of a serving figure at least (TTFT, TPOT, ITL, E2E latency, a throughput), are
+one run (a line typed among them is skipped, with a warning):
 each figure becomes a row of the table of figures it stands for (`| Mean TTFT (ms) | 456.7 |`)
 and ``serving_retyped`` reads that table by its words, with its warning that it was read so.
 The run keeps the list's own lines and span.  (Its module name sorts it after the printers'
@@ -29,7 +30,8 @@ _STAT = r"(?:mean|median|avg|average|std|min|max|p\d{1,2}(?:\.\d+)?)"
 _UNIT = (r"(?:ms|s|sec(?:onds?)?|req(?:uest)?s?/s|(?:input\s+|output\s+|total\s+)?(?:tok(?:en)?s?/s"
          r"|tokens/s)|tok/s/user|%)")
 # One figure: a statistic that names it (or none), its number and its unit (or none).
-_VALUE = (rf"(?:(?P<stat>{_STAT})\s*[:=]?\s*)?(?P<number>\d[\d,]*(?:\.\d+)?)"
+# (a digit the paste garbled, `98.!`, keeps the line: serving_retyped says so for that figure)
+_VALUE = (rf"(?:(?P<stat>{_STAT})\s*[:=]?\s*)?(?P<number>[\d!?*^$&@][\d,!?*^$&@]*(?:\.[\d!?*^$&@]+)?)"
           rf"(?:\s*(?P<unit>{_UNIT}))?")
 VALUE = re.compile(rf"^\s*{_VALUE}\s*$", re.I)
 _VALUE_UNNAMED = _VALUE.replace("?P<stat>", "?:").replace("?P<number>", "?:").replace(
@@ -56,7 +58,7 @@ def _rows(line: str) -> list[tuple[str, str]]:
     match = LINE.match(line)
     label = match.group("label").strip()
     rows = []
-    for part in re.split(r"\s*[,;]\s*(?=[A-Za-z]*\s*[:=]?\s*\d)", match.group("values")):
+    for part in re.split(r"\s*[,;]\s*(?=[A-Za-z]*\s*[:=]?\s*[\d!?*^$&@])", match.group("values")):
         value = VALUE.match(part)
         if value is None:
             continue
@@ -70,10 +72,19 @@ def _rows(line: str) -> list[tuple[str, str]]:
     return rows
 
 
+def resumes(lines: list[str], line: str) -> bool:
+    """The list goes on after a line a user typed among its items (`$ nvidia-smi`)."""
+    return OWN_LINE.match(line) is not None
+
+
 def build(block: Block) -> list[Parsed | Problem]:
-    lines = [line for line in block.lines if line.strip()]
-    if len(lines) < 3 or sum(bool(SERVING_FIGURE.search(LINE.match(line).group("label")))
-                             for line in lines) < 2:
+    lines = [line for line in block.lines if OWN_LINE.match(line)]
+    foreign = [Problem(block.line_start + i, "a line inside the list that is no figure of it: "
+                       "skipped", line) for i, line in enumerate(block.lines)
+               if line.strip() and not OWN_LINE.match(line)]
+    # (two figures at least, one of them a serving figure's: one such label in prose is none)
+    if sum(len(_rows(line)) for line in lines) < 2 \
+            or not any(SERVING_FIGURE.search(LINE.match(line).group("label")) for line in lines):
         return []
     pipes = ["| Metric | Value |", "|---|---|"]
     # (the count written first, `- Successful requests: 500`, is what the segmenter saw
@@ -87,7 +98,7 @@ def build(block: Block) -> list[Parsed | Problem]:
     if fmt is None:
         return []
     last = block.line_start + len(block.lines) - 1
-    out: list[Parsed | Problem] = []
+    out: list[Parsed | Problem] = list(foreign)
     # (the table's line numbers are its own: the run and what is said of it are the list's)
     for item in fmt.build(replace(block, format=fmt, lines=pipes)):
         if isinstance(item, Problem):
@@ -117,6 +128,7 @@ FORMAT = BlockFormat(
     max_lines=40,
     build=build,
     continues=lambda line: OWN_LINE.match(line) is not None,
+    resumes=resumes,
     restarts=False,
     cuts=False,         # (a printed block's own lines are never the start of a list)
 )
