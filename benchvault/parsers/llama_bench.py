@@ -490,7 +490,7 @@ PROSE_GPU = re.compile(
     r"|(?:AMD\s+)?Radeon\s+(?:Pro\s+)?\d{3,4}[A-Z]{0,2}(?:\s?(?:XTX|XT))?"
     r"|(?:AMD\s+)?Instinct\s+MI\d{2,3}X?|MI\d{3}X\b|(?:Intel\s+)?Arc\s+(?:Pro\s+)?[AB]\d{2,3}"
     r"|Apple\s+M\d(?:\s(?:Pro|Max|Ultra))?|M\d\s(?:Pro|Max|Ultra)|(?:NVIDIA\s+)?(?:A|H|B|L|GB)\d{2,3}S?(?=\s|,|$)"
-    r"|(?:NVIDIA\s+)?(?:DGX\s+)?Spark|Jetson\s+\w+(?:\s+\w+)?)(?![\w-])")
+    r"|(?:NVIDIA\s+)?(?:DGX\s+)?Spark|Jetson\s+\w+(?:\s+\w+)?|Strix\s+(?:Halo|Point))(?![\w-])")
 PROSE_CPU = re.compile(
     r"(?<![\w-])(?:(?:AMD\s+)?Ryzen\s+(?:AI\s+)?(?:MAX\+?\s+|Threadripper\s+)?(?:\d\s+)?(?:PRO\s+)?"
     r"\d{3,4}[A-Z]{0,3}\d?(?:\s?X3D)?|(?:Intel\s+)?(?:Core\s+)?i[3579]-\d{4,5}[A-Z]{0,3}"

@@ -42,7 +42,8 @@ _SPREAD = rf"(?:\s*(?:±|\+/-)\s*{_NUMBER})?"
 _UNIT = r"(?:t/s|tok/s(?:ec)?|tokens?/s(?:ec)?|tokens?\s+per\s+second)"
 _STAT = r"(?:\s+(?:median|mean|average|avg))?"
 _REMARK = r"(?:\s*\([^()]*\))?"
-_ITEM = (rf"{_KIND}\s*[:=]?\s*{_NUMBER}{_SPREAD}(?:\s*(?:-->|->|→|=>|⇒)\s*{_NUMBER})?"
+_OVER = r"(?:\d[\d,]*\s+tokens?\s+at\s+)?"       # (`512 tokens at 845.2 t/s`)
+_ITEM = (rf"{_KIND}\s*[:=]?\s*{_OVER}{_NUMBER}{_SPREAD}(?:\s*(?:-->|->|→|=>|⇒)\s*{_NUMBER})?"
          rf"\s*{_UNIT}{_STAT}{_REMARK}")
 # ...or, named by a sized test, without its unit (`pp2048 2130.79, tg32 62.68`)
 _SIZED = (rf"(?:pp|tg)\d+(?:\s?\+\s?tg\d+)?(?:\s*@?\s*d\d+)?\s*[:=]?\s*{_NUMBER}{_SPREAD}"
@@ -106,6 +107,9 @@ class LinesToSpeeds(ColumnTransformer):
     def count(self, number, _word):
         return ("more", {"tokens": number.replace(",", "")})
 
+    def over(self, number, _word):
+        return ("over", number.replace(",", ""))
+
     def first_token(self, number, _words):
         return ("more", {"time_to_first_token": number})
 
@@ -116,8 +120,9 @@ class LinesToSpeeds(ColumnTransformer):
         tokens = [c for c in children if isinstance(c, Token)]
         kind = next((t for t in tokens if t.type == "KIND"), None)
         test = next((t for t in tokens if t.type == "TEST"), None)
-        figures = [(c[1], c[2]) for c in children if isinstance(c, tuple)]
-        more: dict[str, Any] = {}
+        figures = [(c[1], c[2]) for c in children if isinstance(c, tuple) and c[0] == "figure"]
+        more: dict[str, Any] = {"tokens": c[1] for c in children
+                                if isinstance(c, tuple) and c[0] == "over"}
         for remark in (t for t in tokens if t.type == "REMARK"):
             more.update(_remarked(str(remark)))
         named = str(test).strip("()") if test is not None else \
