@@ -37,7 +37,7 @@ _KIND = (r"(?:(?:pp|tg)(?:\d+|\s\d+(?=\s*[:=]))(?:\s?\+\s?tg\d+)?(?:\s*@?\s*d\d+
          r"|text\s+generation|generation|prefill|decode|eval)(?:\s+(?:speed|rate|throughput))?"
          r"(?:\s*\((?:pp|tg)\d+\))?")
 # (a figure's digit may be garbled in the paste, `!55.10`: the line is still one of speeds)
-_NUMBER = r"[~≈]?[\d!?*^$&@][\d,!?*^$&@]*(?:\.[\d!?*^$&@]+)?"
+_NUMBER = r"(?:[~≈]\s*)?[\d!?*^$&@][\d,!?*^$&@]*(?:\.[\d!?*^$&@]+)?"
 _SPREAD = rf"(?:\s*(?:±|\+/-)\s*{_NUMBER})?"
 _UNIT = r"(?:t/s|tok/s(?:ec)?|tokens?/s(?:ec)?|tokens?\s+per\s+second)"
 _STAT = r"(?:\s+(?:median|mean|average|avg))?"
@@ -54,7 +54,10 @@ _RATE_FIRST = (rf"{_NUMBER}{_SPREAD}\s*{_UNIT}\s*(?:(?:for|of)\s+)?{_KIND}{_REMA
 # reason: EOS Token Found`).
 _AFTER = (r"(?:\s*[,;|•]\s*(?:\d+\s*tokens?|[\d.]+\s*s(?:ec(?:onds?)?)?\s+to\s+first\s+token"
           r"|stop\s+reason\s*:[^,;|•]*))*")
-_ITEM = rf"(?:{_ITEM}|{_SIZED}|{_RATE_FIRST}){_AFTER}"
+# ...or both kinds, then both rates (`PP/TG: 1234.5 / 56.7 t/s`)
+_PAIR = (rf"(?:pp|prompt)\s*/\s*(?:tg|gen(?:eration)?)\s*[:=]?\s*{_NUMBER}{_SPREAD}\s*/\s*"
+         rf"{_NUMBER}{_SPREAD}\s*{_UNIT}")
+_ITEM = rf"(?:{_ITEM}|{_SIZED}|{_RATE_FIRST}|{_PAIR}){_AFTER}"
 # A line of the block: speeds and nothing else (prose around a speed is no such line).
 LINE = re.compile(rf"^\s*{_ITEM}(?:\s*[,;|•]\s*{_ITEM})*\s*$", re.I)
 # ...after what they are of (`Qwen3-8B Q4_K_M: pp512 1200 t/s, tg128 45 t/s`).
@@ -73,12 +76,20 @@ KINDLESS_LINE = re.compile(rf"^\s*(?P<lead>(?![^:\n|]*\b{_SERVING_WORD}\b)[^:\n|
 # A sentence that states speeds among its words (`I got 171 t/s for generation and 592 t/s for
 # prompt processing`): each is read where it stands.
 # (never a table's line: `| pp512 t/s |` is a header)
-IN_SENTENCE = re.compile(rf"^(?=[^|\n]*$).*?(?:(?<![\w.]){_RATE_FIRST}(?!\w)|(?<![\w.]){_KIND}(?!\d)"
+IN_SENTENCE = re.compile(rf"^(?=[^|\n]*$).*?(?:(?<![\w.]){_RATE_FIRST}(?!\w)|(?<![\w.]){_PAIR}(?!\w)"
+                         rf"|(?<![\w.]){_KIND}(?!\d)"
                          rf"\s*[:=]?\s*{_NUMBER}{_SPREAD}\s*{_UNIT}{_STAT}{_REMARK}(?!\w))", re.I)
-_SAID = re.compile(rf"(?<![\w.]){_RATE_FIRST}(?!\w)|(?<![\w.]){_KIND}(?!\d)\s*[:=]?\s*{_NUMBER}"
+_SAID = re.compile(rf"(?<![\w.]){_RATE_FIRST}(?!\w)|(?<![\w.]){_PAIR}(?!\w)"
+                   rf"|(?<![\w.]){_KIND}(?!\d)\s*[:=]?\s*{_NUMBER}"
                    rf"{_SPREAD}\s*{_UNIT}{_STAT}{_REMARK}(?!\w)", re.I)
 PROMPT_EVALUATION = re.compile(r"^prompt\s+evaluation", re.I)
 # The kinds only llama.cpp's people write: a block needs one of them.
+# ...and, in a note that names llama.cpp and no other engine, the words its programs print
+# too (`Generation: 72.4 t/s`, `eval`, `prompt`) and a rate alone after its run's name; not a
+# serving engine's `prefill` / `decode` (a note's summary over llama-bench's table, `prefill
+# 1490 t/s, decode 38.6 t/s`, would be its runs again, unsized).
+LLAMA_NOTE_KIND = re.compile(r"^(?:generation|prompt|eval|)(?:\s+(?:speed|rate|throughput))?$",
+                             re.I)
 LLAMA_KIND = re.compile(r"^(?:pp|tg|prompt\s+processing|prompt\s+eval|token\s+generation"
                         r"|text\s+generation)", re.I)
 
@@ -91,6 +102,9 @@ class LinesToSpeeds(ColumnTransformer):
     def start(self, *items):
         speeds: list[tuple] = []
         for item in flatten(items):
+            if isinstance(item, list):      # (a pair of kinds: two speeds)
+                speeds.extend(item)
+                continue
             if not isinstance(item, tuple):
                 continue
             if item[0] == "more":       # (what a chat app prints after the rate before it)
@@ -115,6 +129,10 @@ class LinesToSpeeds(ColumnTransformer):
 
     def stop(self, text):
         return ("more", {"stop_reason": text.split(":", 1)[1].strip()})
+
+    def pair(self, kinds, first, second, _unit):
+        line = kinds.line
+        return [("pp", [first[1:]], line, {}), ("tg", [second[1:]], line, {})]
 
     def column(self, name, children):      # speed
         tokens = [c for c in children if isinstance(c, Token)]
@@ -213,7 +231,8 @@ def build(block: Block) -> list[Parsed | Problem]:
     # (a note's generic words, `Generation`, `Prefill`: llama.cpp's when the block says so; a
     # rate alone after its run's name, when the note names llama.cpp and no other engine)
     if not any(LLAMA_KIND.match(kind) for kind, _, _, _ in speeds) \
-            and not (any(kind == "" for kind, _, _, _ in speeds) and llama_note(block.context)):
+            and not (any(LLAMA_NOTE_KIND.match(kind) for kind, _, _, _ in speeds)
+                     and llama_note(block.context)):
         return []
     shared = run_context(block.context)
     shared["format"] = FORMAT.name
@@ -290,7 +309,8 @@ FORMAT = BlockFormat(
                 "rate.",
     upstream=("llama.cpp llama-bench, llama-cli and llama-server speeds, written down",),
     # (not `tokens/s`: every vLLM stats line holds it; a sized test, for speeds without unit)
-    markers=("t/s", "T/s", "tok/s", "Tok/s", "TOK/S", "tokens per second", "eval rate",
+    markers=("t/s", "T/s", "tok/s", "Tok/s", "TOK/S", "tokens/sec", "Tokens/sec",
+             "tokens per second", "eval rate",
              *(f"{kind}{digit}" for kind in ("pp", "tg", "PP", "TG") for digit in "123456789")),
     start=re.compile(rf"{LED_LINE.pattern}|{KINDLESS_LINE.pattern}|{IN_SENTENCE.pattern}", re.I),
     end=None,
