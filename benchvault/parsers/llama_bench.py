@@ -468,9 +468,9 @@ PROSE_MODEL = re.compile(r"^\s*(?:[-*+]\s+)?\**\s*Model\s*\**\s*[:：]\s*\**\s*`
 PROSE_CPU_ONLY = re.compile(r"\bCPU[- ]only\b|\bpure CPU\b|\bCPU backend\b", re.I)
 PROSE_THREADS = re.compile(r"(?<![\w.])(\d{1,3})\s*threads\b|\bthreads\s*[=:]\s*(\d{1,3})\b", re.I)
 # One type for the KV cache's keys and values, in words (`q4_0 KV cache`, `KV cache: q8_0`).
-PROSE_KV_TYPE = re.compile(r"(?<![\w-])(f16|bf16|f32|q8_0|q4_0|q4_1|q5_0|q5_1|iq4_nl)`?\s+KV(?:[\s-]cache)?\b"
-                           r"|\bKV[\s-]cache(?:\s+type)?\s*[:=]?\s*`?(f16|bf16|f32|q8_0|q4_0|q4_1|q5_0"
-                           r"|q5_1|iq4_nl)(?![\w-])", re.I)
+_KV_TYPES = r"(f16|bf16|f32|q8_0|q4_0|q4_1|q5_0|q5_1|iq4_nl)"
+PROSE_KV_TYPE = re.compile(rf"(?<![\w-]){_KV_TYPES}`?\s+KV(?:[\s-]cache)?\b"
+                           rf"|\bKV[\s-]cache(?:\s+type)?\s*[:=]?\s*`?{_KV_TYPES}(?![\w-])", re.I)
 PROSE_DEVICE = re.compile(r"(?:^|[·|;]\s*|[-*+]\s+)\**\s*(?P<what>GPU|CPU|Card|Processor)s?\s*\**"
                           r"\s*[:：]\s*\**\s*(?P<name>[^·|;,(*]+?)\s*(?:\((?P<arch>gfx\w+|sm_?\d+)\))?"
                           r"\s*(?=[·|;,(*]|$)", re.I)

@@ -76,12 +76,10 @@ KINDLESS_LINE = re.compile(rf"^\s*(?P<lead>(?![^:\n|]*\b{_SERVING_WORD}\b)[^:\n|
 # A sentence that states speeds among its words (`I got 171 t/s for generation and 592 t/s for
 # prompt processing`): each is read where it stands.
 # (never a table's line: `| pp512 t/s |` is a header)
-IN_SENTENCE = re.compile(rf"^(?=[^|\n]*$).*?(?:(?<![\w.]){_RATE_FIRST}(?!\w)|(?<![\w.]){_PAIR}(?!\w)"
-                         rf"|(?<![\w.]){_KIND}(?!\d)"
-                         rf"\s*[:=]?\s*{_NUMBER}{_SPREAD}\s*{_UNIT}{_STAT}{_REMARK}(?!\w))", re.I)
-_SAID = re.compile(rf"(?<![\w.]){_RATE_FIRST}(?!\w)|(?<![\w.]){_PAIR}(?!\w)"
-                   rf"|(?<![\w.]){_KIND}(?!\d)\s*[:=]?\s*{_NUMBER}"
-                   rf"{_SPREAD}\s*{_UNIT}{_STAT}{_REMARK}(?!\w)", re.I)
+_SAID_ITEM = (rf"(?<![\w.]){_RATE_FIRST}(?!\w)|(?<![\w.]){_PAIR}(?!\w)|(?<![\w.]){_KIND}(?!\d)"
+              rf"\s*[:=]?\s*{_NUMBER}{_SPREAD}\s*{_UNIT}{_STAT}{_REMARK}(?!\w)")
+_SAID = re.compile(_SAID_ITEM, re.I)
+IN_SENTENCE = re.compile(rf"^(?=[^|\n]*$).*?(?:{_SAID_ITEM})", re.I)
 PROMPT_EVALUATION = re.compile(r"^prompt\s+evaluation", re.I)
 # The kinds only llama.cpp's people write: a block needs one of them.
 # ...and, in a note that names llama.cpp and no other engine, the words its programs print
