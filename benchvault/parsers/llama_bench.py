@@ -523,6 +523,11 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
     def state(field: str, value: Any) -> None:
         stated.setdefault(field, set()).add(value)
 
+    def state_file(name: str) -> None:      # (a model's file, and the quantization it names)
+        state("model_filename", name)
+        if quant := QUANT_IN_NAME.search(name):      # (`...-Q5_K_M.gguf`)
+            state("model_ftype", quant.group("quant").upper())
+
     for match in CELL_FLAG.finditer(text):
         field = FLAG_FIELDS.get(match.group("flag").replace("-", "_"))
         if field is not None:
@@ -552,24 +557,16 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
     for number in builds:
         state("build_number", int(number))
     for match in MODEL_FLAG.finditer(text):      # (`llama-server -m x.gguf` quoted in prose)
-        name = match.group(1).strip("'\"`")
-        state("model_filename", name)
-        if quant := QUANT_IN_NAME.search(name):      # (`...-Q5_K_M.gguf`)
-            state("model_ftype", quant.group("quant").upper())
+        state_file(match.group(1).strip("'\"`"))
     if "model_filename" not in stated:      # (`llama.cpp b6500, Qwen3-8B-Q4_K_M.gguf`)
         files = {m.group(0).rsplit("/", 1)[-1] for m in GGUF_FILE.finditer(text)}
         if len(files) == 1:
-            name = files.pop()
-            state("model_filename", name)
-            if quant := QUANT_IN_NAME.search(name):
-                state("model_ftype", quant.group("quant").upper())
+            state_file(files.pop())
     for line in lines:
         if model := PROSE_MODEL.match(line):
             name = model.group(1).strip().strip("*` ")
             if (file := GGUF_FILE.match(name)) is not None:   # (`Model: x-Q4_K_M.gguf (16K..)`)
-                state("model_filename", file.group(0))
-                if quant := QUANT_IN_NAME.search(file.group(0)):
-                    state("model_ftype", quant.group("quant").upper())
+                state_file(file.group(0))
             else:
                 state("model_type", name)
         for match in PROSE_DEVICE.finditer(line):

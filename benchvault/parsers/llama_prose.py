@@ -81,15 +81,15 @@ _SAID_ITEM = (rf"(?<![\w.]){_RATE_FIRST}(?!\w)|(?<![\w.]){_PAIR}(?!\w)|(?<![\w.]
 _SAID = re.compile(_SAID_ITEM, re.I)
 IN_SENTENCE = re.compile(rf"^(?=[^|\n]*$).*?(?:{_SAID_ITEM})", re.I)
 PROMPT_EVALUATION = re.compile(r"^prompt\s+evaluation", re.I)
-# The kinds only llama.cpp's people write: a block needs one of them.
-# ...and, in a note that names llama.cpp and no other engine, the words its programs print
-# too (`Generation: 72.4 t/s`, `eval`, `prompt`) and a rate alone after its run's name; not a
-# serving engine's `prefill` / `decode` (a note's summary over llama-bench's table, `prefill
-# 1490 t/s, decode 38.6 t/s`, would be its runs again, unsized).
-LLAMA_NOTE_KIND = re.compile(r"^(?:generation|prompt|eval|)(?:\s+(?:speed|rate|throughput))?$",
-                             re.I)
+# The kinds only llama.cpp's people write: a block needs one of them...
 LLAMA_KIND = re.compile(r"^(?:pp|tg|prompt\s+processing|prompt\s+eval|token\s+generation"
                         r"|text\s+generation)", re.I)
+# ...or, in a note that names llama.cpp and no other engine, one of the words its programs
+# print too (`Generation: 72.4 t/s`, `eval`, `prompt`) or a rate alone after its run's name;
+# not a serving engine's `prefill` / `decode` (a note's summary over llama-bench's table,
+# `prefill 1490 t/s, decode 38.6 t/s`, would be its runs again, unsized).
+LLAMA_NOTE_KIND = re.compile(r"^(?:generation|prompt|eval|)(?:\s+(?:speed|rate|throughput))?$",
+                             re.I)
 
 
 @v_args(inline=True)
@@ -196,11 +196,6 @@ def _own(line: str) -> str | None:
     return line if not line.strip() else _lead(line)[1]
 
 
-def resumes(lines: list[str], line: str) -> bool:
-    """The speeds go on after a line a user typed among them (`$ nvidia-smi`)."""
-    return _speeds_line(line)
-
-
 def _speeds_line(line: str) -> bool:
     """A line of speeds, or one that states some among its words."""
     return LED_LINE.match(line) is not None or KINDLESS_LINE.match(line) is not None \
@@ -269,8 +264,9 @@ def build(block: Block) -> list[Parsed | Problem]:
             _counted(values, more)
             if lead:            # (a model's name before its speeds, or a run's)
                 values["label"] = lead
-                backend = BACKENDS.get(lead.split()[0].lower()) if lead.split() else None
-                if backend is not None and len(lead.split()) <= 2:   # (`ROCm : 16.91 tok/sec`)
+                words = lead.split()
+                backend = BACKENDS.get(words[0].lower()) if words else None
+                if backend is not None and len(words) <= 2:     # (`ROCm : 16.91 tok/sec`)
                     values["backends"] = backend
                 elif models_named(re.sub(r"\s+", "-", lead)) or QUANT_WORD.search(lead):
                     values.update(model_type=lead, **({"model_ftype": q.group("quant")}

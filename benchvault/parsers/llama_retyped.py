@@ -58,8 +58,8 @@ LABEL_WORDS = (
     (re.compile(r"^(?:quant(?:ization)?|ftype|file type|q(?:uant)? type)\b", re.I), "model_ftype"),
     (re.compile(r"^(?:build|commit)\b", re.I), "build"),
     # (`GPU Cores`, `GPU layers` are counts, not the device)
-    (re.compile(r"^(?:gpu|gpus|device|devices|card|hardware|chip|soc|accelerator)(?:\s+(?:model|name))?"
-                r"(?:\s*\([^()]*\))?$", re.I), "gpu_info"),
+    (re.compile(r"^(?:gpu|gpus|device|devices|card|hardware|chip|soc|accelerator)"
+                r"(?:\s+(?:model|name))?(?:\s*\([^()]*\))?$", re.I), "gpu_info"),
     (re.compile(r"^(?:size|model size)\b", re.I), "model_size"),
     (re.compile(r"^(?:arch|architecture|model arch)\b", re.I), "model_arch"),
     (re.compile(r"^(?:params|parameters)\b", re.I), "model_n_params"),

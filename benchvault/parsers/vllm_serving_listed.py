@@ -23,7 +23,7 @@ import re
 from dataclasses import replace
 
 from . import block_formats
-from .base import Block, BlockFormat, Parsed, Problem
+from .base import STRAY, Block, BlockFormat, Parsed, Problem
 from ..reading.tablecells import claiming_format
 
 _STAT = r"(?:mean|median|avg|average|std|min|max|p\d{1,2}(?:\.\d+)?)"
@@ -31,7 +31,9 @@ _UNIT = (r"(?:ms|s|sec(?:onds?)?|req(?:uest)?s?/s|(?:input\s+|output\s+|total\s+
          r"|tokens/s)|tok/s/user|%)")
 # One figure: a statistic that names it (or none), its number and its unit (or none).
 # (a digit the paste garbled, `98.!`, keeps the line: serving_retyped says so for that figure)
-_VALUE = (rf"(?:(?P<stat>{_STAT})\s*[:=]?\s*)?(?P<number>[\d!?*^$&@][\d,!?*^$&@]*(?:\.[\d!?*^$&@]+)?)"
+# (`~` is not among them here: it says a figure is rough, `~45 ms`, and no list writes it)
+_DIGIT = rf"[\d{re.escape(STRAY.replace('~', ''))}]"
+_VALUE = (rf"(?:(?P<stat>{_STAT})\s*[:=]?\s*)?(?P<number>{_DIGIT}(?:{_DIGIT}|,)*(?:\.{_DIGIT}+)?)"
           rf"(?:\s*(?P<unit>{_UNIT}))?")
 VALUE = re.compile(rf"^\s*{_VALUE}\s*$", re.I)
 _VALUE_UNNAMED = _VALUE.replace("?P<stat>", "?:").replace("?P<number>", "?:").replace(
@@ -58,7 +60,7 @@ def _rows(line: str) -> list[tuple[str, str]]:
     match = LINE.match(line)
     label = match.group("label").strip()
     rows = []
-    for part in re.split(r"\s*[,;]\s*(?=[A-Za-z]*\s*[:=]?\s*[\d!?*^$&@])", match.group("values")):
+    for part in re.split(rf"\s*[,;]\s*(?=[A-Za-z]*\s*[:=]?\s*{_DIGIT})", match.group("values")):
         value = VALUE.match(part)
         if value is None:
             continue
@@ -78,13 +80,16 @@ def resumes(lines: list[str], line: str) -> bool:
 
 
 def build(block: Block) -> list[Parsed | Problem]:
-    lines = [line for line in block.lines if OWN_LINE.match(line)]
-    foreign = [Problem(block.line_start + i, "a line inside the list that is no figure of it: "
-                       "skipped", line) for i, line in enumerate(block.lines)
-               if line.strip() and not OWN_LINE.match(line)]
+    rows: list[tuple[str, str]] = []
+    foreign: list[Problem | Parsed] = []
+    for i, line in enumerate(block.lines):
+        if OWN_LINE.match(line):
+            rows += _rows(line)
+        elif line.strip():
+            foreign.append(Problem(block.line_start + i, "a line inside the list that is no "
+                                   "figure of it: skipped", line))
     # (two figures at least, one of them a serving figure's: one such label in prose is none)
-    if sum(len(_rows(line)) for line in lines) < 2 \
-            or not any(SERVING_FIGURE.search(LINE.match(line).group("label")) for line in lines):
+    if len(rows) < 2 or not any(SERVING_FIGURE.search(name) for name, _ in rows):
         return []
     pipes = ["| Metric | Value |", "|---|---|"]
     # (the count written first, `- Successful requests: 500`, is what the segmenter saw
@@ -92,13 +97,12 @@ def build(block: Block) -> list[Parsed | Problem]:
     count = block.context.printed.get("Successful requests")
     if count is not None and count.isdigit():
         pipes.append(f"| Successful requests | {count} |")
-    for line in lines:
-        pipes += [f"| {name} | {cell} |" for name, cell in _rows(line)]
+    pipes += [f"| {name} | {cell} |" for name, cell in rows]
     fmt = claiming_format(pipes, FORMAT, block_formats(), context=block.context)
     if fmt is None:
         return []
     last = block.line_start + len(block.lines) - 1
-    out: list[Parsed | Problem] = list(foreign)
+    out = foreign
     # (the table's line numbers are its own: the run and what is said of it are the list's)
     for item in fmt.build(replace(block, format=fmt, lines=pipes)):
         if isinstance(item, Problem):
