@@ -919,3 +919,15 @@ def test_llama_timings_cut_before_their_total_say_so(tmp_path):
         ("pp20", 66.64, None), ("tg255", 111.03, True)]
     assert any("stop before their total time" in w for _, w in warnings)
 
+
+
+@pytest.mark.parametrize("rate", ["t/s", "tok/s"])
+def test_a_test_column_beside_one_bare_rate_column_names_each_rows_test(tmp_path, rate):
+    # (the note names the model and llama.cpp: a bare `t/s` column alone would be generation's)
+    rows, warnings = read(tmp_path, "\n".join([
+        "llama.cpp ROCm on MI50 32GB, Qwen3-32B Q4_0", "",
+        f"| test | {rate} |", "|---|---|", "| pp512 | 312.45 ± 1.20 |",
+        "| tg128 | 19.87 ± 0.05 |"]) + "\n", "notes.md")
+    assert [(r.test, r.avg_ts, r.stddev_ts, r.backends) for r in rows] == [
+        ("pp512", 312.45, 1.2, "ROCm"), ("tg128", 19.87, 0.05, "ROCm")]
+    assert not any("names no test" in w for _, w in warnings)

@@ -463,15 +463,18 @@ def _results(t: Table, command: str | None = None, heading: str = "", of_llama: 
         kinds = {i: kind for i, kind in kinds.items() if kind}
         found_kinds = {kind for kind, _ in kinds.values()}
         bare = [i for i, h in enumerate(header) if BARE_RATE.match(cell_text(h))]
-        if not kinds and len(bare) == 1 and (of_llama or _of_llama(t, bare)):
+        # (rows that name their tests, `| test | t/s |` over `pp512`: read below, by row)
+        rows_name_tests = any(row and (test_of(row[0]) or bare_kind(row[0])
+                                       or _kind_in_words(row[0])) for _, row in t.body) or any(
+            cell_text(h).lower() == "test" for h in header)
+        if not kinds and len(bare) == 1 and not rows_name_tests \
+                and (of_llama or _of_llama(t, bare)):
             # (`| Model | Quantization | Tokens per Second |`: the speed people quote of a
             # llama.cpp model is its generation's; said in a warning)
             kinds, found_kinds = {bare[0]: ("tg", "")}, {"tg"}
             guessed = bare[0]
         # (not where the rows name the tests: the columns are runs of them, read below)
-        rated = [] if kinds or bare or any(
-            row and (test_of(row[0]) or bare_kind(row[0]) or _kind_in_words(row[0]))
-            for _, row in t.body) else _rate_columns(t)
+        rated = [] if kinds or bare or rows_name_tests else _rate_columns(t)
         if rated and not (of_llama or _of_llama(t, rated)
                           or any(GGUF_QUANT.search(cell_text(h)) for h in header)):
             rated = []          # (tokens per second of some other program's)
