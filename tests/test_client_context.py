@@ -481,3 +481,33 @@ def test_the_release_the_setup_prose_names_is_the_launchs(tmp_path, said, versio
     ingest_into(db, note)
     assert rows(db, "SELECT version FROM server_launches") == [{"version": version}]
 
+
+
+@pytest.mark.parametrize("line, program", [
+    ("llama-server with Qwen3-14B Q4_K_M on RTX 4080:", r"llama-server"),
+    ("vllm bench serve with 500 prompts on Qwen2.5-7B-Instruct (A100 80GB):",
+     r"vllm bench serve"),
+])
+def test_a_program_named_in_a_sentence_is_said_not_run(line, program):
+    assert parse_command(line, re.compile(program)).in_prose
+
+
+@pytest.mark.parametrize("line", ["vllm serve Qwen/Qwen3-8B", "vllm bench serve",
+                                  "vllm serve Qwen/Qwen3-8B --port 8001 on the H100"])
+def test_a_command_with_flags_or_one_model_is_run(line):
+    assert not parse_command(line, re.compile(r"vllm (?:bench )?serve")).in_prose
+
+
+def test_a_sentence_naming_llama_server_launches_nothing(tmp_path):
+    note = tmp_path / "note.md"
+    note.write_text(
+        "llama-server with Qwen3-14B Q4_K_M on RTX 4080:\n\n"
+        "prompt eval time =     245.31 ms /   512 tokens (    0.48 ms per token,  2087.19 tokens "
+        "per second)\n       eval time =    4532.10 ms /   256 tokens (   17.70 ms per token,    "
+        "56.49 tokens per second)\n      total time =    4777.41 ms /   768 tokens\n",
+        encoding="utf-8")
+    ingest_into(tmp_path / "w.db", note)
+    assert rows(tmp_path / "w.db", "select count(*) n from server_launches") == [{"n": 0}]
+    assert [(r["test"], r["avg_ts"]) for r in rows(
+        tmp_path / "w.db", "select test, avg_ts from llama_bench_results order by test")] == [
+        ("pp512", 2087.19), ("tg256", 56.49)]

@@ -173,6 +173,7 @@ def serving_context(context: Context, printed_backend: str | None = None) -> dic
     command = None
     if bench is not None:
         command = parse_command(bench.text, BENCH_COMMANDS["serving_bench"])
+        command = None if command is not None and command.in_prose else command
     arguments: dict[str, Any] = unabbreviated(command.args, CLIENT_KEYS) \
         if command is not None else {}
     if command is not None:

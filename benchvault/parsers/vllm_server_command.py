@@ -71,7 +71,7 @@ def build(line: int, text: str, context: Context) -> Facts | None:
         command = parse_command(message, pattern, SHORT_FLAGS.get(engine))
         if command is None:
             continue
-        if not command.args and not command.positionals:
+        if not command.args and not command.positionals or command.in_prose:
             return None  # `vllm serve` named in prose, not a launch
         # `vllm serve --help`, or a sentence around the name: nothing launched.
         if "help" in command.args:

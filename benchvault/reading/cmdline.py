@@ -35,6 +35,14 @@ class Command:
     args: dict[str, Any] = field(default_factory=dict)
     positionals: list[str] = field(default_factory=list)
 
+    @property
+    def in_prose(self) -> bool:
+        """The program is named in a sentence, not run: no flag, and words after it
+        (`llama-server with Qwen3-14B on RTX 4080:`, `vllm bench serve with 500 prompts`).
+        A run with no flag names one thing at most (`vllm serve Qwen/Qwen3-8B`)."""
+        return not self.args and (len(self.positionals) > 1 or any(
+            p.endswith((":", ",", ".")) for p in self.positionals))
+
 
 def flag_name(token: str) -> str:
     """`--max-num-seqs` → `max_num_seqs`, `-tp` → `tp`."""
