@@ -581,3 +581,18 @@ def test_a_unit_said_for_some_latencies_holds_for_those_that_say_none(tmp_path):
     assert [tuple(r.values())[1:] for r in got] == [(141.95, 29.83, 287.21, 0.84, 11.67),
                                                     (137.69, 28.51, 277.24, 0.84, 11.4)]
 
+
+
+def test_one_serving_figure_over_two_runs_compares_them(tmp_path):
+    note = tmp_path / "note.md"
+    note.write_text(
+        "SGLang, Kimi-K2 on 4x GB300, TP4\n\n"
+        "| SGLang source | Prefill CUDA graph | Output throughput |\n| --- | --- | ---: |\n"
+        "| `b94ac87` (parent) | disabled | 184.53 tok/s |\n"
+        "| `7da30f4` (merge) | `tc_piecewise` | 177.71 tok/s |\n", encoding="utf-8")
+    db = tmp_path / "n.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT engine, label, output_throughput FROM serving_runs "
+                    "ORDER BY line_start") == [
+        {"engine": "sglang", "label": "b94ac87 (parent)", "output_throughput": 184.53},
+        {"engine": "sglang", "label": "7da30f4 (merge)", "output_throughput": 177.71}]

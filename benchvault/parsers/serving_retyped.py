@@ -434,6 +434,18 @@ def _swept(t: Table) -> bool:
     return any(m is not None and m.column in SWEPT for m in map(meaning, firsts))
 
 
+# A header only a serving result has (`Output throughput`, `TTFT`, `req/s`): one such column
+# of figures over two runs or more makes a table of serving runs that compares them
+# (`| SGLang source | Output throughput |`); one figure of one run stays a published table.
+SERVING_ONLY = re.compile(r"\b(?:TTFT|TPOT|ITL|E2EL?|output\s+(?:token\s+)?throughput"
+                          r"|request\s+throughput|req(?:uest)?s?\s*/\s*s)\b", re.I)
+
+
+def _serving_header(t: Table) -> bool:
+    return len([row for _, row in t.body if _numeric(row)]) >= 2 and any(
+        SERVING_ONLY.search(cell_text(h)) for h in t.header)
+
+
 def _models_as_rows(t: Table) -> bool:
     """The first column names each row's model (`| Model | H100 | H200 |`)."""
     return bool(t.header) and (m := meaning(t.header[0])) is not None and m.column == "model"
@@ -522,7 +534,8 @@ def _column_runs(t: Table, stated: bool = False) -> list[Run] | None:
     headers name runs, `k8s TTFT mean | llm-d TTFT mean`); None when the header names too
     few metrics."""
     header = t.header
-    if sum(bool(m and m.measured) for m in map(meaning, header)) < (1 if stated or _swept(t) else 2):
+    if sum(bool(m and m.measured) for m in map(meaning, header)) < (
+            1 if stated or _swept(t) or _serving_header(t) else 2):
         return None
     named = _run_names(header)
     runs = []
@@ -708,7 +721,7 @@ def runs(lines: list[str], heading: str = "", prose: tuple[str, ...] = (),
     # when the headers name the runs beside the metric, the first column is headed `Metric`:
     # the table compares runs on it, or a sweep's setting names the rows, or the heading
     # over it states a serving workload: `### Throughput (Long Prompts, Concurrency=32)`)
-    one_enough = _metric_rows(t) or _swept(t) or stated
+    one_enough = _metric_rows(t) or _swept(t) or stated or _serving_header(t)
     for run in found:
         measured = [part for name, text, _ in run.cells for one, part in _cells_of(name, text)
                     if (m := meaning(one)) is not None and m.measured]
