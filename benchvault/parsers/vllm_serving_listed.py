@@ -57,10 +57,14 @@ _THROUGHPUT = (r"(?<!prompt )(?<!generation )(?<!accepted )(?<!drafted )"
                r"(?:(?:request|output(?:\s+token)?|input(?:\s+token)?|total(?:\s+token)?|token)\s+)?"
                r"throughput")
 _SAY = r"\s*(?:(?:was|is|were|of|at|averaged|around|about)\s+|[:=≈~]\s*)*"
-# (its unit after the number, or in brackets after the name: `TTFT (ms) was 98`)
+# (its unit after the number, or in brackets after the name: `TTFT (ms) was 98`; a change
+# from one run to another, `TTFT: 1135.70ms --> 865.97ms`, is the figure of both, before and
+# after, as in a table's cell)
+_ARROW = r"(?:-+>|→|=>)"
 _FIGURE = (rf"(?:(?P<stat>{_STAT})\s+)?(?P<name>NAMES)(?:\s*\((?P<paren>{_UNIT})\))?"
            rf"{_SAY}(?:(?P<stat2>{_STAT})(?:\s*[:=]\s*|\s+))?(?P<number>{_NUMBER})"
-           rf"(?:\s*(?P<unit>{_UNIT}))?(?(paren)|(?<=[^\d\s]))(?![\w/])")
+           rf"(?:\s*(?P<unit>{_UNIT}))?(?:\s*{_ARROW}\s*(?P<to>{_NUMBER})(?:\s*(?P<unit2>{_UNIT}))?)?"
+           rf"(?(paren)|(?<=[^\d\s]))(?![\w/])")
 FIGURE = re.compile(_FIGURE.replace("NAMES", f"{_LATENCY}|{_THROUGHPUT}"), re.I)
 # (a statistic, or a unit alone, right after a figure: `, p99 1200 ms`, `, 6.39 req/s`)
 AFTER = re.compile(rf"[\s,;(]*(?:and\s+)?(?:(?P<stat>{_STAT})\s*[:=]?\s*)?(?P<number>{_NUMBER})"
@@ -98,15 +102,19 @@ def _said_rows(line: str) -> list[tuple[str, str]]:
     line = line.replace("*", "")
     rows, at = [], 0
     while (figure := FIGURE.search(line, at)) is not None:
-        unit = figure.group("unit") or figure.group("paren")
+        unit = figure.group("unit") or figure.group("unit2") or figure.group("paren")
         name = figure.group("name")
+        to = figure.group("to")
         rows.append((_named(figure.group("stat") or figure.group("stat2"), name, unit),
-                     figure.group("number")))
+                     f"{figure.group('number')} -> {to}" if to else figure.group("number")))
         at = figure.end()
-        while (after := AFTER.match(line, at)) is not None:
+        while not to and (after := AFTER.match(line, at)) is not None:
             stat = after.group("stat")
-            if stat is None and after.group("unit").lower() == unit.lower():
+            if stat is None and (after.group("unit").lower() == unit.lower()
+                                 or not re.search("throughput", name, re.I)):
                 break           # (another figure of the same unit has a name of its own)
+            if after.group("unit") == "%":
+                break           # (a change, `21% speedup`, is no figure of a run)
             rows.append((_named(stat, name, after.group("unit")), after.group("number")))
             at = after.end()
     return rows
@@ -149,8 +157,10 @@ def build(block: Block) -> list[Parsed | Problem]:
         elif line.strip():
             foreign.append(Problem(block.line_start + i, "a line inside the list that is no "
                                    "figure of it: skipped", line))
-    # (two figures at least, one of them a serving figure's: one such label in prose is none)
-    if len(rows) < 2 or not any(SERVING_FIGURE.search(name) for name, _ in rows):
+    # (two figures at least, one of them a serving figure's: one such label in prose is none;
+    # a figure that changed, `412.5 -> 301.2`, is two runs' figures)
+    figures = len(rows) + sum(" -> " in cell for _, cell in rows)
+    if figures < 2 or not any(SERVING_FIGURE.search(name) for name, _ in rows):
         return []
     pipes = ["| Metric | Value |", "|---|---|"]
     # (the count written first, `- Successful requests: 500`, is what the segmenter saw
