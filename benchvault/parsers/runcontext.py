@@ -227,7 +227,7 @@ _FAMILIES = (r"(?:Meta-)?(?:Llama|Qwen|QwQ|Mistral|Mixtral|Ministral|Devstral|Ma
              r"|Codestral|DeepSeek|gpt-oss|Gemma|Phi|GLM|Kimi|MiniMax|Granite|Falcon|Nemotron|OLMo"
              r"|InternLM|Hunyuan|ERNIE|Seed-OSS|Yi)")
 BARE_MODEL_RE = re.compile(
-    r"(?<![\w./:-])(" + _FAMILIES + r"(?=[\w.-]*\d)[\w.-]*[\w](?::\d[\w.-]*[\w])?)"
+    r"(?<![\w./:-])(" + _FAMILIES + r"(?=[\w.-]*\d|:\d)(?:[\w.-]*[\w])?(?::\d[\w.-]*[\w])?)"
     r"(?![\w/-])", re.I)
 # ...written in words, with its size among them (`Qwen 3.5 2B`, `Gemma 4 26B A4B`), not a
 # family's version alone (`Qwen 3`).
