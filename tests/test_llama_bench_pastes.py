@@ -931,3 +931,15 @@ def test_a_test_column_beside_one_bare_rate_column_names_each_rows_test(tmp_path
     assert [(r.test, r.avg_ts, r.stddev_ts, r.backends) for r in rows] == [
         ("pp512", 312.45, 1.2, "ROCm"), ("tg128", 19.87, 0.05, "ROCm")]
     assert not any("names no test" in w for _, w in warnings)
+
+
+def test_a_models_path_and_its_name_alone_state_one_file_and_a_hyphenated_cpu(tmp_path):
+    rows, _ = read(tmp_path, "\n".join([
+        "model:  Qwen3-8B-Q4_K_M.GGUF", "args:   -m /models/qwen/Qwen3-8B-Q4_K_M.GGUF -ngl 0 -t 16",
+        "on my Ryzen-7950X CPU", "",
+        "| model | size | params | backend | threads | test | t/s |",
+        "| --- | ---: | ---: | --- | ---: | ---: | ---: |",
+        "| qwen3 8B Q4_K - Medium | 4.68 GiB | 8.19 B | CPU | 16 | pp512 | 61.20 ± 0.31 |"]) + "\n",
+        "notes.md")
+    assert [(r.model_filename, r.model_ftype, r.cpu_info) for r in rows] == [
+        ("/models/qwen/Qwen3-8B-Q4_K_M.GGUF", "Q4_K - Medium", "Ryzen-7950X")]

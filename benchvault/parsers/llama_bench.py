@@ -492,7 +492,7 @@ PROSE_GPU = re.compile(
     r"|Apple\s+M\d(?:\s(?:Pro|Max|Ultra))?|M\d\s(?:Pro|Max|Ultra)|(?:NVIDIA\s+)?(?:A|H|B|L|GB)\d{2,3}S?(?=\s|,|$)"
     r"|(?:NVIDIA\s+)?(?:DGX\s+)?Spark|Jetson\s+\w+(?:\s+\w+)?|Strix\s+(?:Halo|Point))(?![\w-])")
 PROSE_CPU = re.compile(
-    r"(?<![\w-])(?:(?:AMD\s+)?Ryzen\s+(?:AI\s+)?(?:MAX\+?\s+|Threadripper\s+)?(?:\d\s+)?(?:PRO\s+)?"
+    r"(?<![\w-])(?:(?:AMD\s+)?Ryzen[\s-]+(?:AI\s+)?(?:MAX\+?\s+|Threadripper\s+)?(?:\d\s+)?(?:PRO\s+)?"
     r"\d{3,4}[A-Z]{0,3}\d?(?:\s?X3D)?|(?:Intel\s+)?(?:Core\s+)?i[3579]-\d{4,5}[A-Z]{0,3}"
     r"|(?:Intel\s+)?Core\s+Ultra\s+(?:\d\s+)?\d{3}[A-Z]{0,2}|(?:Intel\s+)?Xeon\s+\w+\s+\d{4}[A-Z]?"
     r"|EPYC\s+\d{4}[A-Z]?)(?![\w-])")
@@ -524,6 +524,14 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
         stated.setdefault(field, set()).add(value)
 
     def state_file(name: str) -> None:      # (a model's file, and the quantization it names)
+        # (the file's path and its name alone, `-m /models/x.gguf` and `model: x.gguf`, state
+        # one file: its path)
+        base = name.replace("\\", "/").rsplit("/", 1)[-1]
+        same = {f for f in stated.get("model_filename", ())
+                if f.replace("\\", "/").rsplit("/", 1)[-1] == base}
+        if same:
+            stated["model_filename"] -= same
+            name = max([*same, name], key=len)
         state("model_filename", name)
         if quant := QUANT_IN_NAME.search(name):      # (`...-Q5_K_M.gguf`)
             state("model_ftype", quant.group("quant").upper())
