@@ -943,3 +943,13 @@ def test_a_models_path_and_its_name_alone_state_one_file_and_a_hyphenated_cpu(tm
         "notes.md")
     assert [(r.model_filename, r.model_ftype, r.cpu_info) for r in rows] == [
         ("/models/qwen/Qwen3-8B-Q4_K_M.GGUF", "Q4_K - Medium", "Ryzen-7950X")]
+
+
+def test_a_change_said_in_words_and_gen_after_prompt(tmp_path):
+    rows, _ = read(tmp_path, "\n".join([
+        "llama.cpp CUDA, RTX 3090, Llama-3.1-8B Q4_K_M", "",
+        "PP went from 4012 t/s to 4530 t/s and TG from 128.4 t/s to 131.9 t/s with the PR.", "",
+        "On the M3 Ultra: ", "", "Prompt: 245.6 t/s | Gen: 28.9 t/s"]) + "\n", "notes.md")
+    assert [(r.label, r.test, r.avg_ts) for r in rows] == [
+        ("before", "pp", 4012.0), ("after", "pp", 4530.0), ("before", "tg", 128.4),
+        ("after", "tg", 131.9), ("On the M3 Ultra", "pp", 245.6), ("On the M3 Ultra", "tg", 28.9)]

@@ -34,7 +34,7 @@ from .runcontext import models_named
 
 _KIND = (r"(?:(?:pp|tg)(?:\d+|\s\d+(?=\s*[:=]))(?:\s?\+\s?tg\d+)?(?:\s*@?\s*d\d+)?|pp|tg"
          r"|prompt\s+processing|prompt\s+eval(?:uation)?|prompt|token\s+generation"
-         r"|text\s+generation|generation|prefill|decode|eval)(?:\s+(?:speed|rate|throughput))?"
+         r"|text\s+generation|generation|gen|prefill|decode|eval)(?:\s+(?:speed|rate|throughput))?"
          r"(?:\s*\((?:pp|tg)\d+\))?")
 # (a figure's digit may be garbled in the paste, `!55.10`: the line is still one of speeds)
 _NUMBER = r"(?:[~≈]\s*)?[\d!?*^$&@][\d,!?*^$&@]*(?:\.[\d!?*^$&@]+)?"
@@ -76,8 +76,12 @@ KINDLESS_LINE = re.compile(rf"^\s*(?P<lead>(?![^:\n|]*\b{_SERVING_WORD}\b)[^:\n|
 # A sentence that states speeds among its words (`I got 171 t/s for generation and 592 t/s for
 # prompt processing`): each is read where it stands.
 # (never a table's line: `| pp512 t/s |` is a header)
-_SAID_ITEM = (rf"(?<![\w.]){_RATE_FIRST}(?!\w)|(?<![\w.]){_PAIR}(?!\w)|(?<![\w.]){_KIND}(?!\d)"
-              rf"\s*[:=]?\s*{_NUMBER}{_SPREAD}\s*{_UNIT}{_STAT}{_REMARK}(?!\w)")
+# (a change said in words, `PP went from 4012 t/s to 4530 t/s`, is the arrow's two runs)
+_FROM_TO = (rf"(?<![\w.])({_KIND})(?!\d)\s+(?:\w+\s+){{0,2}}?from\s+({_NUMBER})(?:\s*{_UNIT})?"
+            rf"\s+to\s+({_NUMBER})\s*({_UNIT})(?!\w)")
+FROM_TO = re.compile(_FROM_TO, re.I)
+_SAID_ITEM = (rf"{_FROM_TO}|(?<![\w.]){_RATE_FIRST}(?!\w)|(?<![\w.]){_PAIR}(?!\w)"
+              rf"|(?<![\w.]){_KIND}(?!\d)\s*[:=]?\s*{_NUMBER}{_SPREAD}\s*{_UNIT}{_STAT}{_REMARK}(?!\w)")
 _SAID = re.compile(_SAID_ITEM, re.I)
 IN_SENTENCE = re.compile(rf"^(?=[^|\n]*$).*?(?:{_SAID_ITEM})", re.I)
 PROMPT_EVALUATION = re.compile(r"^prompt\s+evaluation", re.I)
@@ -85,10 +89,10 @@ PROMPT_EVALUATION = re.compile(r"^prompt\s+evaluation", re.I)
 LLAMA_KIND = re.compile(r"^(?:pp|tg|prompt\s+processing|prompt\s+eval|token\s+generation"
                         r"|text\s+generation)", re.I)
 # ...or, in a note that names llama.cpp and no other engine, one of the words its programs
-# print too (`Generation: 72.4 t/s`, `eval`, `prompt`) or a rate alone after its run's name;
+# print too (`Generation: 72.4 t/s`, `Gen`, `eval`, `prompt`) or a rate alone after its run's name;
 # not a serving engine's `prefill` / `decode` (a note's summary over llama-bench's table,
 # `prefill 1490 t/s, decode 38.6 t/s`, would be its runs again, unsized).
-LLAMA_NOTE_KIND = re.compile(r"^(?:generation|prompt|eval|)(?:\s+(?:speed|rate|throughput))?$",
+LLAMA_NOTE_KIND = re.compile(r"^(?:generation|gen|prompt|eval|)(?:\s+(?:speed|rate|throughput))?$",
                              re.I)
 
 
@@ -186,7 +190,8 @@ def _lead(line: str) -> tuple[str | None, str | None]:
     kindless = KINDLESS_LINE.match(line)
     if kindless is not None:
         return kindless.group("lead").strip(), line[kindless.end("lead"):].lstrip(" \t:")
-    said = [m.group(0) for m in _SAID.finditer(line)] if IN_SENTENCE.match(line) else []
+    said = [FROM_TO.sub(r"\1 \2 -> \3 \4", m.group(0))
+            for m in _SAID.finditer(line)] if IN_SENTENCE.match(line) else []
     if said:
         return None, ", ".join(said)
     return None, None
