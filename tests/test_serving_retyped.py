@@ -596,3 +596,32 @@ def test_one_serving_figure_over_two_runs_compares_them(tmp_path):
                     "ORDER BY line_start") == [
         {"engine": "sglang", "label": "b94ac87 (parent)", "output_throughput": 184.53},
         {"engine": "sglang", "label": "7da30f4 (merge)", "output_throughput": 177.71}]
+
+
+def test_a_concurrency_column_over_statistics_header_rows_is_each_runs_setting(tmp_path):
+    note = tmp_path / "note.md"
+    note.write_text(
+        "vLLM 0.10.1, Llama-3.1-8B, H100\n\n"
+        "| Concurrency | TTFT (ms) | | | TPOT (ms) | |\n|---|---|---|---|---|---|\n"
+        "| | p50 | p90 | p99 | p50 | p99 |\n| 8 | 45.2 | 60.1 | 88.4 | 7.1 | 9.3 |\n"
+        "| 32 | 98.7 | 140.2 | 210.5 | 10.2 | 14.8 |\n", encoding="utf-8")
+    db = tmp_path / "n.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT max_concurrency, p50_ttft_ms, p99_ttft_ms, p99_tpot_ms "
+                    "FROM serving_runs ORDER BY line_start") == [
+        {"max_concurrency": 8, "p50_ttft_ms": 45.2, "p99_ttft_ms": 88.4, "p99_tpot_ms": 9.3},
+        {"max_concurrency": 32, "p50_ttft_ms": 98.7, "p99_ttft_ms": 210.5, "p99_tpot_ms": 14.8}]
+
+
+def test_a_saved_result_cut_down_to_its_figures_is_still_the_result(tmp_path):
+    note = tmp_path / "note.md"
+    note.write_text(
+        "From the saved JSON (vLLM 0.11.0, Qwen3-8B):\n\n```json\n{\n  \"completed\": 500,\n"
+        "  \"request_throughput\": 12.34,\n  \"output_throughput\": 2345.6,\n"
+        "  \"mean_ttft_ms\": 123.4,\n  \"p99_ttft_ms\": 456.7\n}\n```\n", encoding="utf-8")
+    db = tmp_path / "n.db"
+    ingest_into(db, note)
+    assert rows(db, "SELECT completed, request_throughput, mean_ttft_ms, p99_ttft_ms "
+                    "FROM serving_runs") == [
+        {"completed": 500, "request_throughput": 12.34, "mean_ttft_ms": 123.4,
+         "p99_ttft_ms": 456.7}]

@@ -95,6 +95,21 @@ def spread(group: str, under: str) -> list[str] | None:
     return [tops[0], *(cell for top in tops[1:] for cell in [top] + [""] * (per - 1))]
 
 
+# A first column headed by the setting a sweep varies (`| Concurrency | TTFT (ms) | ...`):
+# each row's number is that setting's value, as a strategy's (`concurrent@8`) would be.
+# (not a rate: a GuideLLM table's rate column may be the rate it measured)
+SWEPT_HEADER = {"concurrency": ("max_concurrency", int), "max concurrency": ("max_concurrency", int),
+                "max-concurrency": ("max_concurrency", int), "conc": ("max_concurrency", int)}
+
+
+def _setting(header: list[list[str]], text: str) -> dict[str, Any]:
+    named = next((row[0] for row in header if row and row[0].strip()), "")
+    column = SWEPT_HEADER.get(re.sub(r"[*`]", "", named).strip().lower())
+    if column is None or not re.fullmatch(r"\d+(?:\.\d+)?", text.strip()):
+        return {}
+    return {column[0]: column[1](float(text))}
+
+
 def _tables(lines: list[str]) -> list[tuple[list[list[str]], list[tuple[int, list[str]]]]]:
     """(header rows, [(line index, body cells)]) of each table of ``lines``: a body row holds
     a number; header rows come before the body rows of their table."""
@@ -179,6 +194,9 @@ def build(block: Block) -> list[Parsed | Problem]:
                 if not text:
                     continue
                 if column == 0:
+                    setting = _setting(header, text)
+                    if setting and "label" not in bench.extra:
+                        bench.values.update(setting)
                     if "label" not in bench.extra:
                         try:
                             bench.strategy(text) if STRATEGY.match(text) \

@@ -78,6 +78,8 @@ WRITER_KEYS = {"date", "endpoint_type", "label", "tag", "ramp_up_strategy", "ram
                "server_info", "storage_backend", "goodput_slos_ms"}
 STAT_KEY_RE = re.compile(r"^(mean|median|std|min|max|p\d+(?:\.\d+)?)_(.+)_ms$")
 SIGNATURE = ('"completed"', '"duration"')
+# ...or, in a copy a user cut down to the figures they care about, a latency's statistic
+LATENCY_KEY = re.compile(r'"(?:mean|median|p\d+)_(?:ttft|tpot|itl|e2el)_ms"')
 # One of these too: SGLang's 2024 layout wrote output_throughput but no request_throughput.
 THROUGHPUT_KEYS = ('"request_throughput"', '"output_throughput"')
 INFINITE = {"inf", "infinity", "+inf"}
@@ -88,7 +90,8 @@ def sniff(head: bytes, path: str) -> bool:
     if binary:
         return False
     text = head.decode(encoding, errors="ignore").lstrip("\ufeff \t\r\n")
-    return text.startswith("{") and all(s in text for s in SIGNATURE) \
+    return text.startswith("{") and (all(s in text for s in SIGNATURE)
+                                     or LATENCY_KEY.search(text) is not None) \
         and any(k in text for k in THROUGHPUT_KEYS) and '"benchmarks"' not in text
 
 
