@@ -182,3 +182,17 @@ def test_report_all_leaves_out_the_offline_sweep_of_a_serving_warehouse(tmp_path
     assert "Offline sweep" not in build(db, ["all"], ReportOptions())
     # asked for by name, it says why it is empty
     assert "no offline benchmark is in the warehouse" in build(db, ["offline"], ReportOptions())
+
+
+def test_an_offline_result_with_no_command_takes_its_workload_from_the_note(tmp_path):
+    note = tmp_path / "note.md"
+    note.write_text(
+        "vLLM latency benchmark (Llama-3.1-8B, H100, batch 8, input 128, output 256):\n\n"
+        "Avg latency: 2.3456 seconds\n10% percentile latency: 2.3012 seconds\n"
+        "50% percentile latency: 2.3441 seconds\n90% percentile latency: 2.3912 seconds\n"
+        "99% percentile latency: 2.4123 seconds\n", encoding="utf-8")
+    ingest_into(tmp_path / "o.db", note)
+    assert rows(tmp_path / "o.db", "SELECT model, batch_size, input_len, output_len, "
+                                   "avg_latency FROM offline_runs") == [
+        {"model": "Llama-3.1-8B", "batch_size": 8, "input_len": 128, "output_len": 256,
+         "avg_latency": 2.3456}]

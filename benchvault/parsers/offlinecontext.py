@@ -18,6 +18,7 @@ from ..reading.cmdline import parse_command, unabbreviated
 from ..reading.pyliteral import ReprParseError, parse_namespace
 from ..schemas.offline import OfflineRun, OfflineStep
 from .base import Block, Parsed, half_unit
+from .runcontext import model_in_prose, workload_in_prose
 from .vllm_serving import to_number
 
 # Arguments → columns, with their type (the spellings of vLLM and SGLang).
@@ -94,10 +95,36 @@ def offline_context(block: Block, kind: str, pattern: re.Pattern[str], tool: str
         if isinstance(namespace, dict) and any(k in namespace for k in _OFFLINE_KEYS):
             for key, value in arguments_row(namespace).items():
                 row.setdefault(key, value)
+    if command is None and context.namespace is None:
+        row.update(stated_in_prose((*context.section, *context.prose)))
     # The program runs its own engine in process (bench_one_batch_server: the server it
     # launched), whatever a heading names.
     row["engine"] = engine
     return row, command
+
+
+# A batch size in words (`batch 8`, `batch size: 32`, `bs=16`, `8 batch`).
+PROSE_BATCH = re.compile(r"(?<![\w-])(?:batch(?:[ _-]size)?|bs)\s*[=:]?\s*(\d{1,5})(?![\d.]|\s*(?:ms|s)\b)"
+                         r"|(?<![\w.])(\d{1,5})\s+batch\b", re.I)
+# The workload's names in a serving note, as an offline run's columns.
+_AS_OFFLINE = {"random_input_len": "input_len", "random_output_len": "output_len",
+               "num_prompts": "num_prompts"}
+
+
+def stated_in_prose(prose: tuple[str, ...]) -> dict[str, Any]:
+    """What a note's prose states of an offline run no command or Namespace gave: its model,
+    its lengths and prompt count (`input 128, output 256`, `1000 prompts`), its batch size."""
+    row: dict[str, Any] = {}
+    model = model_in_prose(prose)
+    if model is not None:
+        row["model"] = model
+    for key, value in workload_in_prose(prose).items():
+        if key in _AS_OFFLINE and isinstance(value, int):
+            row[_AS_OFFLINE[key]] = value
+    batches = {int(m.group(1) or m.group(2)) for line in prose for m in PROSE_BATCH.finditer(line)}
+    if len(batches) == 1:
+        row["batch_size"] = batches.pop()
+    return row
 
 
 def sweep(text: str, flag: str) -> list[int] | None:
