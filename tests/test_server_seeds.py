@@ -103,3 +103,18 @@ def test_a_second_banner_is_a_second_launch(tmp_path):
     ingest_into(tmp_path / "w.db", log)
     got = rows(tmp_path / "w.db", "SELECT gpu_blocks, load_seconds FROM server_launches")
     assert [(r["gpu_blocks"], r["load_seconds"]) for r in got] == [(100, 30.0), (200, 60.0)]
+
+
+def test_a_launch_pasted_without_its_command_takes_the_model_the_note_names(tmp_path):
+    note = tmp_path / "note.md"
+    note.write_text(
+        "vLLM 0.6.6 on A100 80GB, meta-llama/Llama-3.1-8B-Instruct\n\n```\n"
+        "INFO 01-10 10:00:00 model_runner.py:1094] Loading model weights took 14.9888 GB\n"
+        "INFO 01-10 10:00:05 gpu_executor.py:76] # GPU blocks: 28062, # CPU blocks: 2048\n"
+        "INFO 01-10 10:00:20 model_runner.py:1535] Graph capturing finished in 15 secs, took "
+        "1.32 GiB\n```\n", encoding="utf-8")
+    ingest_into(tmp_path / "s.db", note)
+    assert rows(tmp_path / "s.db", "SELECT model, gpu_blocks, cuda_graph_capture_s "
+                                   "FROM server_launches") == [
+        {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu_blocks": 28062,
+         "cuda_graph_capture_s": 15.0}]

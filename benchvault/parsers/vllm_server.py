@@ -32,6 +32,7 @@ from .grammar import finite
 from .base import STRAY, BlockParseError, Context, Facts, LineFormat
 from ..schemas.models import json_safe
 from ..reading.pyliteral import ReprParseError, parse_namespace, parse_value
+from .runcontext import model_in_prose
 from .vllm_server_log import LogTime, seconds_between, split_log_line
 
 TABLE = "server_launches"
@@ -619,6 +620,12 @@ class Assembly:
         # (A note may quote the lines out of order -- the blocks, then the weights -- so only a
         # second weights line, after the launch printed both, starts another.)
         self.printer = self.printer or facts.printer
+        if not self.kinds and facts.context is not None:
+            # (lowest of all: the one model the note's prose names, for a log pasted with no
+            # command and no printed arguments, `vLLM 0.6.6 on A100, meta-llama/Llama-3.1-8B`)
+            named = model_in_prose((*facts.context.section, *facts.context.prose))
+            if named is not None:
+                self.fallback.setdefault("model", named)
         self.kinds.add(facts.kind if facts.kind not in RESTARTS else "weights")
         if facts.kind in SIZED:
             self.kinds.add("sized")
