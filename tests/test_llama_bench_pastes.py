@@ -953,3 +953,21 @@ def test_a_change_said_in_words_and_gen_after_prompt(tmp_path):
     assert [(r.label, r.test, r.avg_ts) for r in rows] == [
         ("before", "pp", 4012.0), ("after", "pp", 4530.0), ("before", "tg", 128.4),
         ("after", "tg", 131.9), ("On the M3 Ultra", "pp", 245.6), ("On the M3 Ultra", "tg", 28.9)]
+
+
+@pytest.mark.parametrize("said, gpu", [
+    ("llama.cpp Vulkan on my 9070 XT", "9070 XT"), ("llama.cpp ROCm, 7900XTX", "7900XTX"),
+    ("llama.cpp on 2x 3090 Ti", "3090 Ti"), ("llama.cpp CUDA, Tesla P40", "Tesla P40"),
+    ("llama.cpp ROCm on an MI50 32GB", "MI50"), ("llama.cpp on RTX 6000 Ada", "RTX 6000 Ada"),
+    ("llama.cpp on the 3060 laptop, an RTX 3060 Laptop GPU", "RTX 3060 Laptop"),
+])
+def test_a_gpu_named_by_its_number_or_its_datacenter_name(tmp_path, said, gpu):
+    rows, _ = read(tmp_path, f"{said}, Qwen3-8B Q4_K_M\n\npp512: 1234.5 t/s\ntg128: 56.7 t/s\n",
+                   "notes.md")
+    assert [(r.test, r.gpu_info) for r in rows] == [("pp512", gpu), ("tg128", gpu)]
+
+
+def test_llama_cpps_version_line_gives_its_build():
+    from benchvault.parsers.llama_bench import stated_in_prose
+    assert stated_in_prose(["version: 4254 (fd16a418)", "built with MSVC 19.44 for x64"]) == {
+        "build_number": 4254, "build_commit": "fd16a418"}

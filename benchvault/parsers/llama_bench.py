@@ -459,7 +459,7 @@ NEGATED_FLAGS = {"--no-mmap": ("use_mmap", 0), "-nkvo": ("no_kv_offload", 1),
                  "--no-kv-offload": ("no_kv_offload", 1)}
 NEGATED_FLAG = re.compile(r"(?<![\w-])(--no-mmap|-nkvo|--no-kv-offload)(?![\w-]|[\s=]+\d)")
 PROSE_BUILD_NUMBER = re.compile(r"(?<![\w.-])b(\d{4,5})(?![\w.])")
-PROSE_BUILD_FIRST = re.compile(r"\bbuild(?:\s+llama\.cpp)?\s*[:=]?\s*`?b?(\d{3,5})`?\s*\(`?"
+PROSE_BUILD_FIRST = re.compile(r"\b(?:build|version)(?:\s+llama\.cpp)?\s*[:=]?\s*`?b?(\d{3,5})`?\s*\(`?"
                                r"([0-9a-f]{7,12})`?\)", re.I)
 PROSE_BUILD_COMMIT = re.compile(r"\b(?:build|commit)\s*[:=]?\s*`?((?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,12})`?"
                                 r"(?![\w(]|\s*\()", re.I)
@@ -486,11 +486,19 @@ PROSE_RADEON = re.compile(r"(?<![\w-])(?P<arch>gfx\d{3,4}[a-z]?)`?\s*\(\s*(?P<na
 # `Core Ultra 7 255H`, `Ryzen AI MAX+ 395`, `Xeon Gold 6338`).
 PROSE_GPU = re.compile(
     r"(?<![\w-])(?:(?:NVIDIA\s+)?(?:GeForce\s+)?(?:RTX|GTX)[\s-]?(?:PRO\s+)?\d{3,4}(?:\s?(?:Ti|SUPER|Super))?"
-    r"(?:\s(?:Laptop|mobile|Mobile))?|(?:AMD\s+)?(?:Radeon\s+)?RX\s?\d{3,4}(?:\s?(?:XTX|XT|GRE))?"
+    r"(?:\s(?:Laptop|mobile|Mobile|Ada|Blackwell))?|(?:AMD\s+)?(?:Radeon\s+)?RX\s?\d{3,4}(?:\s?(?:XTX|XT|GRE))?"
     r"|(?:AMD\s+)?Radeon\s+(?:Pro\s+)?\d{3,4}[A-Z]{0,2}(?:\s?(?:XTX|XT))?"
-    r"|(?:AMD\s+)?Instinct\s+MI\d{2,3}X?|MI\d{3}X\b|(?:Intel\s+)?Arc\s+(?:Pro\s+)?[AB]\d{2,3}"
+    r"|(?:AMD\s+)?Radeon\s+(?:VII|Pro\s+W\d{4}X?)|[5-9]\d{3}\s?(?:XTX|XT|GRE)"
+    r"|(?:NVIDIA\s+)?(?:RTX\s+)?A[2-6]000|(?:NVIDIA\s+)?(?:Tesla\s+)?(?:P40|P100|V100|T4)"
+    r"|(?:AMD\s+)?Instinct\s+MI\d{2,3}X?|MI\d{2,3}X?\b|(?:Intel\s+)?Arc\s+(?:Pro\s+)?[AB]\d{2,3}"
     r"|Apple\s+M\d(?:\s(?:Pro|Max|Ultra))?|M\d\s(?:Pro|Max|Ultra)|(?:NVIDIA\s+)?(?:A|H|B|L|GB)\d{2,3}S?(?=\s|,|$)"
     r"|(?:NVIDIA\s+)?(?:DGX\s+)?Spark|Jetson\s+\w+(?:\s+\w+)?|Strix\s+(?:Halo|Point))(?![\w-])")
+# A GeForce named by its number alone after a word that says it is hardware (`on my 4090`,
+# `2x 3090`, `a 5090`): a bare number elsewhere is no GPU.
+PROSE_BARE_GPU = re.compile(r"(?:\b(?:my|an?|on|the|dual|single|two|three|four|eight)\s+|\b\d\s?[x×]\s*)"
+                            r"((?:[2-5]0[5-9]0)(?:\s?(?:Ti|Super|SUPER))?)(?![\w.])", re.I)
+# The series word before a GPU's number, left off when two names are compared.
+GPU_SERIES = re.compile(r"^(?:GeForce\s+)?(?:RTX|GTX|RX|Tesla|Instinct)\s*", re.I)
 PROSE_CPU = re.compile(
     r"(?<![\w-])(?:(?:AMD\s+)?Ryzen[\s-]+(?:AI\s+)?(?:MAX\+?\s+|Threadripper\s+)?(?:\d\s+)?(?:PRO\s+)?"
     r"\d{3,4}[A-Z]{0,3}\d?(?:\s?X3D)?|(?:Intel\s+)?(?:Core\s+)?i[3579]-\d{4,5}[A-Z]{0,3}"
@@ -593,8 +601,13 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
         state("gpu_arch", match.group("arch") or match.group("arch2"))
         state("gpu_info", (match.group("name") or match.group("name2")).strip())
     gpus = {" ".join(m.group(0).split()) for m in PROSE_GPU.finditer(text)}
-    # (`Arc A770` in a heading, `Intel Arc A770` below it: one GPU, named at its longest)
-    kinds = {VENDOR_WORDS.sub("", gpu).replace("-", " ").lower() for gpu in gpus}
+    # (`the 3060` beside `RTX 3060 Laptop` is that one)
+    bare = {" ".join(m.group(1).split()) for m in PROSE_BARE_GPU.finditer(text)}
+    gpus |= {name for name in bare if not any(name in gpu for gpu in gpus)}
+    # (`Arc A770` in a heading, `Intel Arc A770` below it, `RX 9070 XT` and `my 9070 XT`: one
+    # GPU, named at its longest)
+    kinds = {GPU_SERIES.sub("", VENDOR_WORDS.sub("", gpu).replace("-", " ")).replace(" ", "").lower()
+             for gpu in gpus}
     if len(kinds) == 1 and "gpu_info" not in stated:        # (`on an RTX 3070`, `Apple M5`)
         state("gpu_info", max(gpus, key=len))
     cpus = {" ".join(m.group(0).split()) for m in PROSE_CPU.finditer(text)}
