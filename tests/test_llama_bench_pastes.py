@@ -971,3 +971,15 @@ def test_llama_cpps_version_line_gives_its_build():
     from benchvault.parsers.llama_bench import stated_in_prose
     assert stated_in_prose(["version: 4254 (fd16a418)", "built with MSVC 19.44 for x64"]) == {
         "build_number": 4254, "build_commit": "fd16a418"}
+
+
+def test_a_rows_name_gives_its_model_and_its_backend_in_brackets(tmp_path):
+    rows, _ = read(tmp_path, "\n".join([
+        "llama.cpp on Strix Halo", "", "| | pp512 | tg128 |", "|---|---|---|",
+        "| Qwen3-30B-A3B Q4_K_M (Vulkan) | 1021.4 | 72.3 |",
+        "| Qwen3-30B-A3B Q4_K_M (ROCm) | 987.6 | 65.1 |"]) + "\n", "notes.md")
+    assert [(r.model_type, r.model_ftype, r.backends, r.test, r.avg_ts) for r in rows] == [
+        ("Qwen3-30B-A3B", "Q4_K_M", "Vulkan", "pp512", 1021.4),
+        ("Qwen3-30B-A3B", "Q4_K_M", "Vulkan", "tg128", 72.3),
+        ("Qwen3-30B-A3B", "Q4_K_M", "ROCm", "pp512", 987.6),
+        ("Qwen3-30B-A3B", "Q4_K_M", "ROCm", "tg128", 65.1)]

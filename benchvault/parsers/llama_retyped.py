@@ -768,6 +768,14 @@ def _labels(header: list[str], row: list[str], skip: set[int]) -> dict[str, Any]
             kept = values.setdefault("extra", {})
             kept[next(k for n in range(1, len(header) + 2)
                       if (k := key if n == 1 else f"{key}_{n}") not in kept)] = value
+    # A row's name that says its model and, in brackets, its backend (`Qwen3-8B Q4_K_M
+    # (Vulkan)`), where no column does.
+    if isinstance(label := values.get("label"), str):
+        if not values.get("model_type") and len(named := models_named(label)) == 1:
+            values["model_type"] = named.pop()
+        if not values.get("backends") and (bracket := re.search(r"\(([^()]{1,40})\)", label)) \
+                and (backend := _named_backend(bracket.group(1))) is not None:
+            values["backends"] = backend
     # A quantization named in a cell no column names it in (`| Mode | qwen36 IQ4_NL |`).
     if not values.get("model_ftype"):
         quants = (QUANT_WORD.search(cell_text(c)) for i, c in enumerate(row)
