@@ -128,7 +128,8 @@ def hanging(text: str, width: int) -> str:
 
 # What a log collector prints before each line; the pane that wraps the line counts it.
 COLLECTORS = {"docker-t": "2025-11-02T09:14:03.512345678Z ", "compose": "vllm-1  | ",
-              "kubectl-prefix": "[pod/vllm-0/vllm] "}
+              "kubectl-prefix": "[pod/vllm-0/vllm] ",
+              "cri-node-log": "2025-11-02T09:14:03.512345678Z stdout F "}
 NOTE_WRAPS = {"hard-80": lambda t: hard(t, 80), "hard-100": lambda t: hard(t, 100),
               "word-80": lambda t: word(t, 80, True), "hanging-90": lambda t: hanging(t, 90)}
 

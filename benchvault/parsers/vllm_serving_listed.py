@@ -41,7 +41,9 @@ VALUE = re.compile(rf"^\s*{_VALUE}\s*$", re.I)
 _VALUE_UNNAMED = _VALUE.replace("?P<stat>", "?:").replace("?P<number>", "?:").replace(
     "?P<unit>", "?:")
 # A label (a list's marker and bold around it), a colon, figures apart by commas or `;`.
-_LINE = (rf"^\s*(?:[-*+•]\s+)?\**(?P<label>[A-Za-z][^:：\n|*`]{{0,60}}?)\**\s*[:：]\s*\**"
+# (a label is a name: no list of words, `tokens/s, Avg generation throughput`, the piece of an
+# engine's stats line a wrap cut)
+_LINE = (rf"^\s*(?:[-*+•]\s+)?\**(?P<label>[A-Za-z][^:：\n|*`,;]{{0,60}}?)\**\s*[:：]\s*\**"
          rf"(?P<values>{_VALUE_UNNAMED}(?:\s*[,;]\s*{_VALUE_UNNAMED})*)\**\s*$")
 LINE = re.compile(_LINE, re.I)
 # Or said in words, each figure's name before its number and its unit after it, in a list or
@@ -80,7 +82,9 @@ SERVING_FIGURE = re.compile(r"\b(?:TTFT|TPOT|ITL|E2EL?|time\s+to\s+first\s+token
                             r"|throughput)\b", re.I)
 # ...not an engine's own stats lines (vLLM's `Avg prompt throughput: 659.3 tokens/s`, a
 # drafter's `Accepted throughput:`): engine_stats and spec_decode read those.
-_STATS = r"(?!\s*(?:[-*+•]\s+)?\**\s*(?:avg\s+(?:prompt|generation)|accepted|drafted)\s+throughput)"
+# (nor a piece of one a wrap cut after its `Avg`: `generation throughput: 1.1 tokens/s,`)
+_STATS = (r"(?!\s*(?:[-*+•]\s+)?\**\s*(?:(?:avg\s+)?(?:prompt|generation)|accepted|drafted)"
+          r"\s+throughput)")
 # (anchored first: ``starts`` searches, and the lookaheads would run at every position)
 START = re.compile(rf"^{_STATS}(?:(?=[^:：\n]*{SERVING_FIGURE.pattern}){_LINE}"
                    rf"|{SAID.pattern[1:]})", re.I)

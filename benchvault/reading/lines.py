@@ -21,8 +21,9 @@ ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?
 SNIFF_BYTES = 8192
 # What log collectors put before every line of a program's output: `docker logs -t` / GitHub
 # Actions / Kubernetes RFC 3339 timestamps, `docker compose` service names (`bench-1  | `),
-# `kubectl logs --prefix` (`[pod/vllm-0/vllm] `).  Removed so a result block still starts its
-# line; plain dates in prose (no `T`, no zone) are left alone.
+# `kubectl logs --prefix` (`[pod/vllm-0/vllm] `), a node's container log (CRI:
+# `2025-09-01T10:00:00Z stdout F `).  Removed so a result block still starts its line; plain
+# dates in prose (no `T`, no zone) are left alone.
 # journald/syslog (`Nov 22 12:00:01 host vllm[123]: `) and `tee`-style stream tags
 # (`[stdout] `) too; and a logging setup's own fields between bars, up to its level
 # (loguru's `2025-01-05 10:00:00.123 | INFO     | app:main:42 - `, `2026-03-30 13:11:55 |
@@ -30,7 +31,8 @@ SNIFF_BYTES = 8192
 COLLECTOR_PREFIX_RE = re.compile(
     r"^(?:\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?[ \t]*\|(?:[^|\n]{0,80}\|){0,3}"
     r"[ \t]*(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b[ \t]*(?:\|[^|\n]{0,80}?)?[ \t]*[-:|](?:[ \t]|$)"
-    r"|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})(?:[ \t]|$)"
+    r"|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})"
+    r"(?:[ \t]+(?:stdout|stderr)[ \t]+[FP])?(?:[ \t]|$)"
     r"|[\w.-]+[-_]\d+[ \t]+\|(?:[ \t]|$)"
     r"|\[pod/[^\]\s]+\](?:[ \t]|$)"
     r"|\[(?:stdout|stderr|out|err)\][ \t]?"
