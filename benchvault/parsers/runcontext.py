@@ -251,11 +251,11 @@ def models_named(text: str) -> set[str]:
 
 
 @lru_cache(maxsize=1024)      # (a note's prose, asked for every run under it)
-def model_in_prose(lines: tuple[str, ...]) -> str | None:
-    """The one hub model id a note's prose names, else the one model it names without its
-    organisation, or None (none, or several)."""
+def model_in_prose(lines: tuple[str, ...], hub_only: bool = False) -> str | None:
+    """The one hub model id a note's prose names, else (unless ``hub_only``) the one model it
+    names without its organisation, or None (none, or several)."""
     found = {m.group(1).rstrip(".") for line in lines for m in HUB_MODEL_RE.finditer(line)}
-    if found:
+    if found or hub_only:
         return found.pop() if len(found) == 1 else None
     bare = {name for line in lines for name in models_named(line)}
     if len(bare) > 1:       # (`- Model / implementation: gemma-4-26B-A4B-it / gemma4-autoport`)

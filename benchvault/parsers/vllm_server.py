@@ -598,6 +598,7 @@ class Assembly:
         self.config: dict[str, Any] = {}
         self.values: dict[str, Any] = {}
         self.fallback: dict[str, Any] = {}
+        self.prose_model: str | None = None
         self.extra: dict[str, Any] = {}
         self.kinds: set[str] = set()
         self.printer: str | None = None     # the engine whose own lines it holds (Facts)
@@ -621,11 +622,11 @@ class Assembly:
         # second weights line, after the launch printed both, starts another.)
         self.printer = self.printer or facts.printer
         if not self.kinds and facts.context is not None:
-            # (lowest of all: the one model the note's prose names, for a log pasted with no
-            # command and no printed arguments, `vLLM 0.6.6 on A100, meta-llama/Llama-3.1-8B`)
-            named = model_in_prose((*facts.context.section, *facts.context.prose))
-            if named is not None:
-                self.fallback.setdefault("model", named)
+            # (lowest of all: the one hub model id the note's prose names, for a log pasted
+            # with no command and no printed arguments, `vLLM 0.6.6 on A100,
+            # meta-llama/Llama-3.1-8B`; not a bare name, which a compose service's may look like)
+            self.prose_model = model_in_prose((*facts.context.section, *facts.context.prose),
+                                              hub_only=True)
         self.kinds.add(facts.kind if facts.kind not in RESTARTS else "weights")
         if facts.kind in SIZED:
             self.kinds.add("sized")
@@ -688,6 +689,8 @@ class Assembly:
             args.update(self.printed_args)
             row.update(columns_from_args(self.printed_args, engine))
         row.update(self.values)
+        if not row.get("model") and self.prose_model is not None:
+            row["model"] = self.prose_model
         if row.get("port") is None and (self.command or self.printed_args is not None) \
                 and "port" not in {**self.command_args, **(self.printed_args or {})}:
             row["port"] = DEFAULT_PORTS.get(engine)     # (not for a port it names unreadably)
