@@ -165,7 +165,9 @@ FORMAT = BlockFormat(
     description="ollama's stats after a reply (`ollama run --verbose`): its prompt's and its "
                 "reply's rate, a result each, with their token counts and durations.",
     upstream=("ollama api.Metrics.Summary() (ollama run --verbose, /set verbose)",),
-    markers=("duration:", "eval count:", "eval rate:"),
+    # (a print starts with its total duration, or, cut, its counts; one that starts at a rate
+    # is llama_prose's)
+    markers=("duration:", "eval count:"),
     start=LINE,
     end=None,
     max_lines=200,
