@@ -96,7 +96,7 @@ def offline_context(block: Block, kind: str, pattern: re.Pattern[str], tool: str
             for key, value in arguments_row(namespace).items():
                 row.setdefault(key, value)
     if command is None and context.namespace is None:
-        row.update(stated_in_prose((*context.section, *context.prose)))
+        row.update(offline_in_prose((*context.section, *context.prose)))
     # The program runs its own engine in process (bench_one_batch_server: the server it
     # launched), whatever a heading names.
     row["engine"] = engine
@@ -111,7 +111,7 @@ _AS_OFFLINE = {"random_input_len": "input_len", "random_output_len": "output_len
                "num_prompts": "num_prompts"}
 
 
-def stated_in_prose(prose: tuple[str, ...]) -> dict[str, Any]:
+def offline_in_prose(prose: tuple[str, ...]) -> dict[str, Any]:
     """What a note's prose states of an offline run no command or Namespace gave: its model,
     its lengths and prompt count (`input 128, output 256`, `1000 prompts`), its batch size."""
     row: dict[str, Any] = {}
