@@ -194,10 +194,8 @@ def build(block: Block) -> list[Parsed | Problem]:
                 if not text:
                     continue
                 if column == 0:
-                    setting = _setting(header, text)
-                    if setting and "label" not in bench.extra:
-                        bench.values.update(setting)
                     if "label" not in bench.extra:
+                        bench.values.update(_setting(header, text))
                         try:
                             bench.strategy(text) if STRATEGY.match(text) \
                                 else bench.extra.setdefault("label", text)

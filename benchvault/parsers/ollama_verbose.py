@@ -36,7 +36,7 @@ from .llama_retyped import add_result
 
 _WHAT = r"(?:(?:total|load|prompt eval|eval) duration|(?:prompt eval|eval) (?:count|rate))"
 # A line of the print (what a log or a prompt put before it is no part of it).
-LINE = re.compile(rf"^\W*{_WHAT}:\s+[\d!?*^$&@]", re.I)
+LINE = re.compile(rf"^(?P<before>\W*){_WHAT}:\s+[\d!?*^$&@]", re.I)
 # A short line ending in a colon among the prints names the one after it (`- 2nd run:`).
 NAME = re.compile(r"^[\s*>#-]*\**([^:\n]{1,60}?)\**\s*:\s*$")
 READ_AS = "ollama's stats of a reply (run --verbose), read as llama-bench results (its " \
@@ -113,7 +113,7 @@ def build(block: Block) -> list[Parsed | Problem]:
                 out.append(Problem(at, "not a line of ollama's stats, skipped", line))
             continue
         try:
-            parsed = parse_lines(line[found.start():].lstrip("-*•> \t"))
+            parsed = parse_lines(line[found.end("before"):])
         except BlockParseError as exc:
             out.append(Problem(at, exc.reason, line))
             continue

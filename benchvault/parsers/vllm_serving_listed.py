@@ -128,8 +128,6 @@ def _rows(line: str) -> list[tuple[str, str]]:
     """The (label, cell) of each figure of a list's line: `TTFT: mean 456.7 ms, p99 1234 ms`
     → (`Mean TTFT (ms)`, `456.7`), (`P99 TTFT (ms)`, `1234`)."""
     match = LINE.match(line)
-    if match is None:
-        return _said_rows(line)
     label = match.group("label").strip()
     rows = []
     for part in re.split(rf"\s*[,;]\s*(?=[A-Za-z]*\s*[:=]?\s*{_DIGIT})", match.group("values")):
