@@ -72,7 +72,7 @@ COMMANDS = {"llama_bench": re.compile(
 PREAMBLE = re.compile(
     r"^`?((?i:ggml_\w+:\s*found)|ggml_vulkan:\s*(?:\d+|Using)|Device\s+\d+"
     r"|(?i:ggml_metal\w*:\s*GPU name)|register_device:\s*registered device\s+[A-Za-z]+\d+"
-    r"|build)\s*(?:[:=]\s*|\s)(.+)$")
+    r"|build|model(?=\s{2,}:))\s*(?:[:=]\s*|\s)(.+)$")
 # ...the ones that name a device or the build, which a note's later tables ran on too (a
 # `build: 086a63e3a (7340)` line above its sections); `found N devices` starts a new list.
 LASTING = re.compile(r"^(?:Device\s*\d+|ggml_vulkan|ggml_metal|register_device|build$"
@@ -426,7 +426,10 @@ def gpu_context(printed: dict[str, str]) -> dict[str, Any]:
 
 def build_from(text: str | None) -> dict[str, Any]:
     match = BUILD_RE.match((text or "").strip())
-    return {"build_commit": match.group(1), "build_number": int(match.group(2))} if match else {}
+    if match is None:       # (common's build_info: `b7446-5c0d18881`)
+        info = BUILD_INFO.fullmatch((text or "").strip())
+        return {"build_commit": info.group(2), "build_number": int(info.group(1))} if info else {}
+    return {"build_commit": match.group(1), "build_number": int(match.group(2))}
 
 
 def command_context(context: Context) -> dict[str, Any]:
@@ -464,6 +467,9 @@ PROSE_BUILD_FIRST = re.compile(r"\b(?:build|version)(?:\s+llama\.cpp)?\s*[:=]?\s
 PROSE_BUILD_COMMIT = re.compile(r"\b(?:build|commit)\s*[:=]?\s*`?((?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,12})`?"
                                 r"(?![\w(]|\s*\()", re.I)
 PROSE_BUILD = re.compile(r"\bbuild[:\s]+`?([0-9a-f]{7,12})`?\s*\((\d+)\)", re.I)
+# common's build_info, as llama-cli's banner (`build      : b7400-4a1b2c3d5`) and llama-server's
+# start-up print it
+BUILD_INFO = re.compile(r"(?<![\w.-])b(\d{3,5})-((?=[0-9a-f]*[a-f])[0-9a-f]{7,12})(?![\w.])")
 PROSE_MODEL = re.compile(r"^\s*(?:[-*+]\s+)?\**\s*Model\s*\**\s*[:：]\s*\**\s*`?([^(,*`]+)", re.I)
 PROSE_CPU_ONLY = re.compile(r"\bCPU[- ]only\b|\bpure CPU\b|\bCPU backend\b", re.I)
 PROSE_THREADS = re.compile(r"(?<![\w.])(\d{1,3})\s*threads\b|\bthreads\s*[=:]\s*(\d{1,3})\b", re.I)
@@ -566,6 +572,9 @@ def stated_in_prose(lines: tuple[str, ...] | list[str]) -> dict[str, Any]:
     for number, commit in PROSE_BUILD_FIRST.findall(text):     # (`Build llama.cpp : 9442 (d4c8e2c29)`)
         state("build_commit", commit)
         builds.add(number)
+    for number, commit in BUILD_INFO.findall(text):
+        state("build_commit", commit)
+        builds.add(number)
     # (`llama.cpp build `f53577432``, `(commit `9a5f57795`)`: a commit alone)
     if "build_commit" not in stated:
         for commit in PROSE_BUILD_COMMIT.findall(text):
@@ -637,8 +646,11 @@ def run_context(context: Context) -> dict[str, Any]:
     row.update(command_context(context))
     row.update(gpu_context(context.printed))
     row.update(build_from(context.printed.get("build")))
-    # what the note's prose states, where the command and the printed lines say nothing
-    for field, value in stated_in_prose((*context.section, *context.prose)).items():
+    # what the note's prose states, where the command and the printed lines say nothing (and
+    # the model llama-cli's banner printed, `model      : x.gguf`, as a note would say it)
+    printed_model = (f"model: {context.printed['model']}",) if "model" in context.printed else ()
+    for field, value in stated_in_prose((*context.section, *context.prose,
+                                         *printed_model)).items():
         row.setdefault(field, value)
     # ...and the devices and build the note printed last, in an earlier section
     for field, value in gpu_context(context.devices).items():
@@ -1014,7 +1026,7 @@ FORMAT = BlockFormat(
     commands=COMMANDS,
     preamble=PREAMBLE,
     lasting=LASTING,
-    preamble_markers=("ggml_", "device", "build"),
+    preamble_markers=("ggml_", "device", "build", "model"),
     continues=continues,
     trailer=TRAILER,
     resumes=resumes,

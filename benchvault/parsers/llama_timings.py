@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lark import Token, v_args
+from lark import Token, Tree, v_args
 
 from . import grammar
 from .base import Block, BlockFormat, BlockParseError, Parsed, Problem
@@ -36,7 +36,8 @@ from ..schemas.models import INCOMPLETE
 
 # A line of the print, after whatever printed it.
 LINE = re.compile(r"(?:(?:prompt eval|eval|total|load|sampling|sample) time\s*=\s*-?[\d.!?*^$&@]+\s*ms"
-                  r"|draft acceptance(?: rate)?\s*=\s*[\d.!?*^$&@]+\s*\(|graphs reused\s*=\s*\S+)")
+                  r"|draft acceptance(?: rate)?\s*=\s*[\d.!?*^$&@]+\s*\(|graphs reused\s*=\s*\S+"
+                  r"|Prompt:\s*[\d.]+\s*t/s\s*\|\s*Generation:)")
 READ_AS = "llama.cpp's timings of a generation, read as llama-bench results (its prompt and " \
           "its generation rate)"
 
@@ -76,6 +77,11 @@ class LinesToTimings(ColumnTransformer):
 
     def reused(self, value):
         return ("graphs reused", {"count": str(value)})
+
+    def chat(self, prompt: Token, generation: Token):
+        # (llama-cli's rates alone: a print of its own, ended by them as others by their total)
+        return Tree("_chat", [("prompt eval", {"per_second": str(prompt)}),
+                              ("eval", {"per_second": str(generation)}), ("chat", {})])
 
     def column(self, name, children):  # pragma: no cover - every rule has its method
         raise NotImplementedError(name)
@@ -135,8 +141,9 @@ def build(block: Block) -> list[Parsed | Problem]:
     shared = {**run_context(block.context), "format": FORMAT.name}
     for lines in _prints(items):
         rated = [k for k, (what, _, _) in enumerate(lines) if what in ("prompt eval", "eval")]
-        # (every print ends with its total time: one without it was cut short)
-        cut = bool(rated) and not any(what == "total" for what, _, _ in lines[rated[-1]:])
+        # (every print ends with its total time, llama-cli's rates with themselves: one
+        # without it was cut short)
+        cut = bool(rated) and not any(what in ("total", "chat") for what, _, _ in lines[rated[-1]:])
         if cut:
             out.append(Problem(block.line_start + lines[-1][1] - 1, "the timings stop before "
                                "their total time (cut short?): read as printed, marked "
@@ -180,9 +187,10 @@ FORMAT = BlockFormat(
                 "generation's rate, a result each.",
     upstream=("llama.cpp llama_print_timings (2023 – 2024-09)",
               "llama.cpp llama_perf_context_print (2024-09 –)",
-              "llama.cpp llama-server print_timings (with draft acceptance from 2025)"),
+              "llama.cpp llama-server print_timings (with draft acceptance from 2025)",
+              "llama.cpp llama-cli chat's rates after each reply (tools/cli, late 2025 –)"),
     markers=("eval time =", "load time =", "sample time =", "sampling time =",
-             "draft acceptance"),
+             "draft acceptance", "| Generation:"),
     start=re.compile(r"^.*?" + LINE.pattern),
     end=None,
     max_lines=200,
