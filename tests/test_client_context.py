@@ -511,3 +511,50 @@ def test_a_sentence_naming_llama_server_launches_nothing(tmp_path):
     assert [(r["test"], r["avg_ts"]) for r in rows(
         tmp_path / "w.db", "select test, avg_ts from llama_bench_results order by test")] == [
         ("pp512", 2087.19), ("tg256", 56.49)]
+
+
+# -- 4. a command written after its results --------------------------------------------------
+TABLE = """\
+| | Mean TTFT (ms) | Output throughput (tok/s) |
+|---|---|---|
+| main | {a} | {b} |
+| PR | {c} | {d} |
+"""
+CLIENT = """\
+```
+vllm bench serve --model Qwen/Qwen3-8B --dataset-name random --random-input-len {n} \\
+  --random-output-len 128 --num-prompts 200 --max-concurrency 16
+```
+"""
+
+
+def test_a_command_under_its_results_is_theirs(tmp_path):
+    """Figures first, `Client:` and the command second: the command no result follows is the
+    one the results before it in its section ran."""
+    note = tmp_path / "note.md"
+    note.write_text("## Results\n\n" + TABLE.format(a=120.5, b=850.2, c=98.1, d=910.7)
+                    + "\nClient:\n" + CLIENT.format(n=1024))
+    ingest_into(tmp_path / "w.db", note)
+    got = rows(tmp_path / "w.db", "SELECT label, mean_ttft_ms, random_input_len, num_prompts, "
+               "max_concurrency FROM serving_runs ORDER BY label")
+    assert got == [{"label": "PR", "mean_ttft_ms": 98.1, "random_input_len": 1024,
+                    "num_prompts": 200, "max_concurrency": 16},
+                   {"label": "main", "mean_ttft_ms": 120.5, "random_input_len": 1024,
+                    "num_prompts": 200, "max_concurrency": 16}]
+
+
+def test_a_command_a_later_result_took_stays_its_own(tmp_path):
+    """A command between two tables is the second's (it ran it), not the first's; and a
+    trailing command in another section is not a section's before it."""
+    note = tmp_path / "note.md"
+    note.write_text("## First\n\n" + TABLE.format(a=120.5, b=850.2, c=98.1, d=910.7)
+                    + "\n" + CLIENT.format(n=2048) + "\n" + TABLE.format(a=220.5, b=650.2,
+                                                                         c=198.1, d=710.7)
+                    + "\n## Second\n\n" + CLIENT.format(n=4096))
+    ingest_into(tmp_path / "w.db", note)
+    got = rows(tmp_path / "w.db", "SELECT mean_ttft_ms, random_input_len FROM serving_runs "
+               "ORDER BY mean_ttft_ms")
+    assert got == [{"mean_ttft_ms": 98.1, "random_input_len": None},
+                   {"mean_ttft_ms": 120.5, "random_input_len": None},
+                   {"mean_ttft_ms": 198.1, "random_input_len": 2048},
+                   {"mean_ttft_ms": 220.5, "random_input_len": 2048}]

@@ -49,6 +49,10 @@ from conftest import ingest_into, rows
     ("max-concurrency", "max_concurrency", 1.0),      # the flag's name
     ("--num-prompts", "num_prompts", 1.0),
     ("MC", "max_concurrency", 1.0),
+    ("Batch Size", "max_concurrency", 1.0),     # LLMPerf's and trtllm-bench's client batch
+    ("Input", "random_input_len", 1.0),         # each request's, beside the run's figures
+    ("Output", "random_output_len", 1.0),
+    ("Measured requests", "num_prompts", 1.0),
     ("Per-token latency (ms)", "mean_tpot_ms", 1.0),     # a token's latency, not a request's
     ("Decode latency per token", "mean_tpot_ms", 1.0),
     ("Throughput (req/min)", "request_throughput", 1 / 60),

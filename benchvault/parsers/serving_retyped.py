@@ -70,18 +70,24 @@ BARE_TOKENS = re.compile(r"^(?:tok(?:en)?s?\s*/\s*s(?:ec)?|tps|(?:token\s*)?thro
 # Settings and counts a hand-made table names in its own words (before the vocabulary's
 # `Concurrency:`, which is SGLang's measured concurrency, not the setting a table's column is).
 SETTINGS = (
-    (re.compile(r"^(?:max(?:imum)?\s*)?(?:request\s*)?conc(?:urr?(?:ency)?)?\b|^c$|^bs$|^mc$"),
+    # (LLMPerf's and trtllm-bench's sweeps name the concurrency a client batch: `Batch Size`)
+    (re.compile(r"^(?:max(?:imum)?\s*)?(?:request\s*)?conc(?:urr?(?:ency)?)?\b|^c$|^bs$|^mc$"
+                r"|^batch(?:\s*size)?$"),
      "max_concurrency"),
     (re.compile(r"^(?:traffic\s*)?request\s*rate\b|^rate\b|^qps$"), "request_rate"),
     (re.compile(r"^(?:num(?:ber of)?[\s_]*)?prompts\b|^n$|^n\s*req(?:uests)?$|^total\s*requests$"
-                r"|^req(?:uest)?s$"),
+                r"|^(?:(?:measured|num(?:ber of)?)\s*)?req(?:uest)?s$"),
      "num_prompts"),
     # the concurrency a run reached (SGLang's printed `Concurrency:`), not the one it was given
     (re.compile(r"^(?:achieved|actual|measured|avg|average|mean)\s*concurrency\b"), "concurrency"),
     # the random dataset's lengths, as sweeps name them
-    (re.compile(r"^(?:isl|(?:random\s*)?(?:input|prompt)\s*len(?:gth)?)(?:\s*\((?:tokens?|tok)\))?$"),
+    # (a column of `Input` / `Output` beside a run's figures: each request's; `Input tokens`
+    # may be the run's total as well)
+    (re.compile(r"^(?:isl|(?:random\s*)?(?:input|prompt)\s*len(?:gth)?|input(?:\s*size)?)"
+                r"(?:\s*\((?:tokens?|tok)\))?$"),
      "random_input_len"),
-    (re.compile(r"^(?:osl|(?:random\s*)?(?:output|gen(?:eration)?)\s*len(?:gth)?)(?:\s*\((?:tokens?|tok)\))?$"),
+    (re.compile(r"^(?:osl|(?:random\s*)?(?:output|gen(?:eration)?)\s*len(?:gth)?"
+                r"|output(?:\s*size)?)(?:\s*\((?:tokens?|tok)\))?$"),
      "random_output_len"),
     (re.compile(r"^(?:successful|completed|success|succeeded)(?:\s*requests)?\b(?!\s*(?:rate|%|\())"),
      "completed"),

@@ -425,6 +425,22 @@ class _Peeking:
         return ([], False) if self._held or take is None else take(*args)
 
 
+
+def _give_trailing_commands(pieces: list, seen: list[tuple[Seen, tuple[str, ...]]]) -> None:
+    """A note's run command that no result after it took (`Client:` and the command, under the
+    table it made) is the command of the results before it in its own section that have none
+    of its kind: a writer shows the figures first and how to get them second."""
+    taken = {(c.kind, c.line) for p in pieces if isinstance(p, (Block, LineHit))
+             for c in p.context.commands.values()}
+    for command, section in seen:
+        if (command.kind, command.line) in taken:
+            continue
+        for piece in pieces:
+            if isinstance(piece, (Block, LineHit)) and command.kind not in piece.context.commands \
+                    and tuple(piece.context.section) == section \
+                    and (piece.line_end or getattr(piece, "line", 0)) < command.line:
+                piece.context.commands[command.kind] = command
+
 class Segmenter:
     """One pass over a file's lines; yields Blocks, LineHits and Truncated blocks in order
     (and, from the fast lane, the rows of lone single-line records: see fastlane.py)."""
@@ -443,6 +459,7 @@ class Segmenter:
             self.commands.update(fmt.commands)
         # A block format's own command starts a new run: what was printed before it is stale.
         self.run_commands = {kind for fmt in self.formats for kind in fmt.commands}
+        self.run_commands_seen: list[tuple[Seen, tuple[str, ...]]] = []   # (each, its section)
         self.preambles = [f.preamble for f in self.formats if f.preamble is not None]
         self.lasting = [f.lasting for f in self.formats if f.lasting is not None]
         # One search says whether any block format could start on a line (most lines: none).
@@ -1097,6 +1114,7 @@ class Segmenter:
             text = self._expanded(text)
         self.ctx.commands[kind] = Seen(kind, text, start, self._depth)
         if kind in self.run_commands:
+            self.run_commands_seen.append((self.ctx.commands[kind], tuple(self.ctx.section)))
             self.ctx.namespace = None
             self.ctx.printed = {}
 
@@ -1281,6 +1299,16 @@ class Segmenter:
 
     # -- the pass --------------------------------------------------------------------------
     def run(self, lines: Iterable[tuple[int, str]]) -> Iterator[Block | LineHit | Truncated]:
+        """The file's pieces, in order.  A note's are held to its end: a run command written
+        after its results (`Client:` and the command under a table) is theirs too."""
+        if not self.markdown:
+            yield from self._pieces(lines)
+            return
+        pieces = list(self._pieces(lines))
+        _give_trailing_commands(pieces, self.run_commands_seen)
+        yield from pieces
+
+    def _pieces(self, lines: Iterable[tuple[int, str]]) -> Iterator[Block | LineHit | Truncated]:
         block: Block | None = None
         ended: Block | None = None         # an end=None block still looking for its trailer
         gap: list[tuple[int, int, str]] = []
