@@ -629,3 +629,26 @@ def test_a_saved_result_cut_down_to_its_figures_is_still_the_result(tmp_path):
                     "FROM serving_runs") == [
         {"completed": 500, "request_throughput": 12.34, "mean_ttft_ms": 123.4,
          "p99_ttft_ms": 456.7}]
+
+
+def test_a_paragraph_wrapped_in_the_source_states_its_workload_whole(tmp_path):
+    """Markdown joins a paragraph's lines: `100` at one line's end and `prompts` at the next's
+    start are `100 prompts`; `random dataset` names the dataset."""
+    text = ("## Throughput\n\n`vllm bench serve`, random dataset, 1024 input / 256 output "
+            "tokens, 100\nprompts, max-concurrency 16, seed 0.\n\n"
+            "| Config | req/s | output tok/s | mean TTFT (ms) |\n|---|---|---|---|\n"
+            "| fp16 | 1.224 | 313.5 | 597.9 |\n| fp8 | 1.162 | 297.4 | 665.6 |\n")
+    got = read_note(tmp_path, text, RUNS.format(
+        "dataset_name, random_input_len, random_output_len, num_prompts, max_concurrency, "
+        "mean_ttft_ms"))
+    assert [tuple(r.values()) for r in got] == [
+        ("fp16", "random", 1024, 256, 100, 16, 597.9),
+        ("fp8", "random", 1024, 256, 100, 16, 665.6)]
+
+
+def test_a_rate_under_a_latency_header_is_no_latency(tmp_path):
+    """`1000/tpot` over `14tok/s`: the rate a TPOT makes is not a TPOT in milliseconds."""
+    text = ("| engine | ttft | 1000/tpot |\n|---|---|---|\n| vllm | 1.3s | 14tok/s |\n"
+            "| mindIE | 2.9s | 20tok/s |\n")
+    got = read_note(tmp_path, text, RUNS.format("mean_ttft_ms, mean_tpot_ms"))
+    assert [tuple(r.values()) for r in got] == [("vllm", 1300.0, None), ("mindIE", 2900.0, None)]

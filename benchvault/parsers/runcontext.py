@@ -207,6 +207,8 @@ def serving_context(context: Context, printed_backend: str | None = None) -> dic
         model = model_in_prose(prose)
         if model is not None:
             row["model"] = model
+    if not row.get("dataset_name") and (dataset := dataset_in_prose(prose)) is not None:
+        row["dataset_name"] = dataset
     if row.get("dataset_name") in (None, "random"):
         for key, value in workload_in_prose(prose).items():
             row.setdefault(key, value)
@@ -320,6 +322,21 @@ PROSE_WORKLOAD = (
     (re.compile(r"(?<![\w-])(?:--request-rate|request[_ ]rate|qps|rps)\s*[=:：]?\s*"
                 r"(\d{1,4}(?:\.\d+)?)(?![\d.]*\d|\s*[kKmM%+])", re.I), ("request_rate",)),
 )
+
+
+# The dataset a note names in words, as the clients' `--dataset-name` does (`random dataset`,
+# `dataset: sharegpt`, `the ShareGPT dataset`).
+DATASET_IN_PROSE = re.compile(r"(?<![\w-])(random|sharegpt|sonnet|burstgpt|random-mm)\s+dataset\b"
+                              r"|\bdataset(?:[_ -]name)?\**\s*[=:：]\s*`?(random|sharegpt|sonnet|burstgpt"
+                              r"|random-mm)(?![\w-])", re.I)
+
+
+@lru_cache(maxsize=1024)
+def dataset_in_prose(lines: tuple[str, ...]) -> str | None:
+    """The one dataset a note's prose names, lower case; None for none or several."""
+    named = {(m.group(1) or m.group(2)).lower() for line in lines
+             for m in DATASET_IN_PROSE.finditer(line)}
+    return named.pop() if len(named) == 1 else None
 
 
 @lru_cache(maxsize=1024)      # (a note's prose, asked for every run under it)

@@ -913,6 +913,10 @@ def _read(run: Run, block: Block, problems: list[tuple[int, str]]
         elif unit == "%" and m.column is not None and m.metric is not None:
             problems.append((line, f"{name}: {text!r} is a percentage, not a time: left empty"))
             continue
+        elif unit and m.metric is not None and RATE_UNIT.fullmatch(unit.lower()):
+            # (`14tok/s` under `1000/tpot`: the rate the latency makes, not the latency)
+            problems.append((line, f"{name}: {text!r} is a rate, not a time: left empty"))
+            continue
         if factor != 1.0:       # (67.8649 s is 67864.9 ms, not 67864.90000000001)
             value = float(f"{value * factor:.12g}")
         if m.metric is not None:

@@ -473,6 +473,7 @@ class Segmenter:
         self.ctx.fenced = not self.markdown
         self.heading_levels: list[int] = []
         self.prose_lines: list[tuple[int, str]] = []    # (section depth, line): ctx.prose
+        self.line_at = self.prose_line_at = -1      # this line's number, the last prose line's
         self.prose_depth = 0        # the depth a prose line is kept to (see _heading)
         # The blank lines a wrapped record's piece came after, by the piece's line.
         self.blanks_before: dict[int, list[tuple[int, str]]] = {}
@@ -999,6 +1000,7 @@ class Segmenter:
             return
         if self.markdown:
             self._name_next_result(start, text)
+            self.line_at = start
             if self._note_context(text):
                 return
         act = self._context_action(start, text)
@@ -1036,8 +1038,17 @@ class Segmenter:
         if text.strip() and not text.lstrip().startswith("|"):
             labelled = LABELLED_LINE_RE.match(text)
             if not (labelled and self._keep_labelled(labelled.group(1), text.strip())):
-                self.prose_lines.append((self.prose_depth, text.strip()))
-                del self.prose_lines[:-MAX_PROSE_LINES]
+                line = text.strip()
+                if self.prose_line_at == self.line_at - 1 and self.prose_lines \
+                        and not LIST_MARKER_RE.match(line):
+                    # (a paragraph's next line, as markdown renders it: one sentence,
+                    # `... 1024 input / 256 output tokens, 100` + `prompts, ...`)
+                    depth, last = self.prose_lines[-1]
+                    self.prose_lines[-1] = (depth, f"{last} {line}")
+                else:
+                    self.prose_lines.append((self.prose_depth, line))
+                    del self.prose_lines[:-MAX_PROSE_LINES]
+                self.prose_line_at = self.line_at
             self._set_prose()
         return False
 
