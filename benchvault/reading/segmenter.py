@@ -9,6 +9,7 @@ terminal width, a ``Namespace(`` spread over several lines) are joined first.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections import deque
@@ -221,6 +222,8 @@ COMMAND_HINTS = ("bench", "serve", "llama", "sglang", "guidellm")
 CONTEXT_MARKERS = ("```", "~~~", "#", "**", "__", "Namespace(", "args: {", "\x1b",
                    *COMMAND_HINTS)
 MAX_JOINED_LINES = 200
+HELD_PIECES = 256          # a note's pieces held for a command written after them, at most
+MAX_PARAGRAPH = 1200       # a paragraph's characters read as one prose line, at most
 MAX_PROSE_LINES = 24        # a note's prose lines a block's context keeps (the last ones)
 # A note's `Label: value` line (`- CPU: Intel Core i9`, `**Backend:** Vulkan`, `GPU：...`).
 LABELLED_LINE_RE = re.compile(r"^\s*(?:[-*+]\s+)?\**\s*([A-Za-z][\w ./()-]{0,30}?)\s*\**\s*[:：]"
@@ -430,16 +433,21 @@ def _give_trailing_commands(pieces: list, seen: list[tuple[Seen, tuple[str, ...]
     """A note's run command that no result after it took (`Client:` and the command, under the
     table it made) is the command of the results before it in its own section that have none
     of its kind: a writer shows the figures first and how to get them second."""
-    taken = {(c.kind, c.line) for p in pieces if isinstance(p, (Block, LineHit))
-             for c in p.context.commands.values()}
+    results = sorted((p for p in pieces if isinstance(p, (Block, LineHit))),
+                     key=lambda p: p.line_end or getattr(p, "line", 0))
+    taken = {(c.kind, c.line) for p in results for c in p.context.commands.values()}
+    ends = [p.line_end or getattr(p, "line", 0) for p in results]
     for command, section in seen:
         if (command.kind, command.line) in taken:
             continue
-        for piece in pieces:
-            if isinstance(piece, (Block, LineHit)) and command.kind not in piece.context.commands \
-                    and tuple(piece.context.section) == section \
-                    and (piece.line_end or getattr(piece, "line", 0)) < command.line:
-                piece.context.commands[command.kind] = command
+        # (back from the command, over its section's results, to one that has such a command:
+        # each result is given one at most once, so the walk is short)
+        at = bisect.bisect_left(ends, command.line) - 1
+        while at >= 0 and command.kind not in results[at].context.commands \
+                and tuple(results[at].context.section) == section:
+            results[at].context.commands[command.kind] = command
+            at -= 1
+
 
 class Segmenter:
     """One pass over a file's lines; yields Blocks, LineHits and Truncated blocks in order
@@ -1040,7 +1048,8 @@ class Segmenter:
             if not (labelled and self._keep_labelled(labelled.group(1), text.strip())):
                 line = text.strip()
                 if self.prose_line_at == self.line_at - 1 and self.prose_lines \
-                        and not LIST_MARKER_RE.match(line):
+                        and not LIST_MARKER_RE.match(line) \
+                        and len(self.prose_lines[-1][1]) + len(line) < MAX_PARAGRAPH:
                     # (a paragraph's next line, as markdown renders it: one sentence,
                     # `... 1024 input / 256 output tokens, 100` + `prompts, ...`)
                     depth, last = self.prose_lines[-1]
@@ -1315,9 +1324,23 @@ class Segmenter:
         if not self.markdown:
             yield from self._pieces(lines)
             return
-        pieces = list(self._pieces(lines))
-        _give_trailing_commands(pieces, self.run_commands_seen)
-        yield from pieces
+        # (held while the note stays in their section, and no longer than HELD_PIECES: a
+        # command after its section's end is another section's, and a long note streams on)
+        held: list = []
+        section: list[str] = []
+        for piece in self._pieces(lines):
+            if held and (self.ctx.section != section or len(held) >= HELD_PIECES):
+                yield from self._with_trailing_commands(held)
+                held = []
+            if not held:
+                section = list(self.ctx.section)
+            held.append(piece)
+        yield from self._with_trailing_commands(held)
+
+    def _with_trailing_commands(self, held: list) -> list:
+        _give_trailing_commands(held, self.run_commands_seen)
+        self.run_commands_seen = []
+        return held
 
     def _pieces(self, lines: Iterable[tuple[int, str]]) -> Iterator[Block | LineHit | Truncated]:
         block: Block | None = None
