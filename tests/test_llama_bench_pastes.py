@@ -254,6 +254,24 @@ def test_tests_named_in_words_with_their_size(tmp_path):
     ("| Model | Speed |\n|---|---|\n| Qwen3-8B Q4_K_M | 45 tok/s |\n", [(None, "tg", 45.0)]),
     # (another program's tokens per second: vLLM's quantizations are no GGUF file's)
     ("| Config | BF16 | NVFP4 |\n|---|---|---|\n| TP1 | 1200 tok/s | 1500 tok/s |\n", []),
+    # (the unit said once, in the first cell; the next column, another engine's, none)
+    ("llama.cpp on GB10, decode speed:\n\n| Workload | llama.cpp Q4_K_XL | vLLM |\n|---|---|---|\n"
+     "| Agentic coding | 25.6 tok/s | 32.1 |\n| Reasoning | 27.5 | 41.2 |\n",
+     [("Agentic coding", "tg", 25.6), ("Reasoning", "tg", 27.5)]),
+    # (the unit and the test said by the words over the table: a run per column)
+    ("Token generation speed (t/s) with llama-bench tg128:\n\n"
+     "| Model | 12 GB (partial offload) | 20 GB (full offload) |\n|---|---|---|\n"
+     "| gemma-2-27b-it | 3.50 | 34.19 |\n| Qwen3-32B | 4.42 | 31.58 |\n",
+     [("12 GB (partial offload)", "tg128", 3.5), ("20 GB (full offload)", "tg128", 34.19),
+      ("12 GB (partial offload)", "tg128", 4.42), ("20 GB (full offload)", "tg128", 31.58)]),
+    # (...the kind alone, over figures by GPU: llama.cpp's, not a serving table's)
+    ("Decode speed with llama.cpp (tok/s):\n\n| Model | RTX 3090 | RTX 4090 |\n|---|---|---|\n"
+     "| Qwen3-8B Q4_K_M | 112.3 | 140.2 |\n| Qwen3-14B Q4_K_M | 68.1 | 85.9 |\n",
+     [("RTX 3090", "tg", 112.3), ("RTX 4090", "tg", 140.2), ("RTX 3090", "tg", 68.1),
+      ("RTX 4090", "tg", 85.9)]),
+    # (no unit said anywhere: figures of nothing known)
+    ("Decode speed with llama.cpp:\n\n| Model | RTX 3090 | RTX 4090 |\n|---|---|---|\n"
+     "| Qwen3-8B Q4_K_M | 112.3 | 140.2 |\n| Qwen3-14B Q4_K_M | 68.1 | 85.9 |\n", []),
 ])
 def test_columns_whose_cells_say_tokens_per_second(tmp_path, text, want):
     rows, warnings = read(tmp_path, text, "notes.md")

@@ -445,12 +445,13 @@ def _of_llama(t: Table, skip: Iterable[int]) -> bool:
     return False
 
 
-def _results(t: Table, command: str | None = None, heading: str = "", of_llama: bool = False
-             ) -> list[tuple[int, dict[str, Any]]] | None:
+def _results(t: Table, command: str | None = None, heading: str = "", of_llama: bool = False,
+             said: str = "") -> list[tuple[int, dict[str, Any]]] | None:
     """(line index, values) of each result the table holds, None when it is no table of
     llama-bench results.  ``command``: the llama-bench command before it (sizes `pp`);
     ``heading``: the heading or label over it (names the test of t/s columns that name none);
-    ``of_llama``: the note around says it ran llama.cpp (a bare `tok/s` column is its)."""
+    ``of_llama``: the note around says it ran llama.cpp (a bare `tok/s` column is its);
+    ``said``: the words over it (a unit its figures do not print, `Decode speed (tok/s):`)."""
     t = _split_columns(_split_arrows(t))
     header = t.header
     tests = {i: test_of(h) for i, h in enumerate(header)}
@@ -458,6 +459,7 @@ def _results(t: Table, command: str | None = None, heading: str = "", of_llama: 
     runs: dict[int, dict[str, Any]] = {}
     kinds_named = not tests
     guessed = None          # the one bare t/s column read as generation
+    sized_test = None       # the one test the words over a table of rates name (`tg128`)
     if not tests:       # `| GPU | PP (t/s) | TG (t/s) |`: both kinds, or it is no such table
         kinds = {i: bare_kind(h) for i, h in enumerate(header)}
         kinds = {i: kind for i, kind in kinds.items() if kind}
@@ -474,21 +476,26 @@ def _results(t: Table, command: str | None = None, heading: str = "", of_llama: 
             kinds, found_kinds = {bare[0]: ("tg", "")}, {"tg"}
             guessed = bare[0]
         # (not where the rows name the tests: the columns are runs of them, read below)
-        rated = [] if kinds or bare or rows_name_tests else _rate_columns(t)
+        rated = [] if kinds or bare or rows_name_tests \
+            else _rate_columns(t, RATE_SAID.search(said) is not None)
         if rated and not (of_llama or _of_llama(t, rated)
                           or any(GGUF_QUANT.search(cell_text(h)) for h in header)):
             rated = []          # (tokens per second of some other program's)
         if rated:
             # (`| Model | RTX 4090 | M4 Max |` over `145.2 t/s`: a run per column, of the kind
             # the heading names, else of generation's, said in a warning)
-            named_kind = _kind_in_words(heading)
+            # (or the words over it: `Token generation speed (t/s), tg128:`)
+            named_kind = _kind_in_words(heading) or _kind_in_words(said)
             kind = named_kind[0] if named_kind else "tg"
             kinds = {i: (kind, header[i] if len(rated) > 1 else "") for i in rated}
             found_kinds = {kind}
             guessed = None if named_kind else rated[0]
+            sized = _heading_test(heading) or _heading_test(said)
+            if sized and (sized["n_gen"] > 0) == (kind == "tg"):
+                sized_test = sized
         if found_kinds == {"pp", "tg"} or found_kinds and (command or rated or of_llama
                                                              or _of_llama(t, kinds)):
-            tests = {i: bare_test(kind, command) for i, (kind, _) in kinds.items()}
+            tests = {i: sized_test or bare_test(kind, command) for i, (kind, _) in kinds.items()}
             runs = {i: _run(run, list(kinds)) for i, (_, run) in kinds.items() if run}
     out: list[tuple[int, dict[str, Any]]] = []
     if tests and not kinds_named:   # (`Vulkan pp512 | ROCm pp512`: a run's name by the test)
@@ -618,16 +625,23 @@ RATE_UNITS = {"t/s", "tok/s", "tokens/s", "token/s", "tok/sec", "tps"}
 GGUF_QUANT = re.compile(r"(?<![A-Za-z0-9])(?:UD-)?(?:I?Q\d(?:_[A-Z0-9]+)+|TQ\d_\d)(?![A-Za-z0-9])")
 
 
-def _rate_columns(t: Table) -> list[int]:
+def _rate_columns(t: Table, said: bool = False) -> list[int]:
     """The columns (after the first) that no field names and whose figures say they are
-    tokens per second, in most of their cells (`145.2 t/s`)."""
+    tokens per second: in most of their cells (`145.2 t/s`), or in some and the rest bare
+    figures (`25.6 tok/s`, `27.5`), or, ``said`` (the words over the table give the unit),
+    in none and all bare figures."""
     out = []
     for i in range(1, len(t.header)):
-        if _field_of(t.header[i]) is not None or DIFFERENCE.search(cell_text(t.header[i])):
+        if _field_of(t.header[i]) is not None or DIFFERENCE.search(cell_text(t.header[i])) \
+                or _depth_header(t.header[i]) is not None:      # (`@16K`: read by its depth)
             continue
         cells = [cell_text(row[i]) for _, row in t.body if i < len(row) and cell_text(row[i])]
-        units = [(cell_number(PLUS_MINUS.split(c)[0])[1] or "").lower() for c in cells]
-        if cells and 2 * sum(u in RATE_UNITS for u in units) > len(cells):
+        figures = [cell_number(PLUS_MINUS.split(c)[0]) for c in cells]
+        units = [(unit or "").lower() for _, unit in figures]
+        rated = sum(u in RATE_UNITS for u in units)
+        bare = sum(value is not None and unit is None for value, unit in figures)
+        if cells and (2 * rated > len(cells)
+                      or rated + bare == len(cells) and (rated or said and bare >= 2)):
             out.append(i)
     return out
 
@@ -846,14 +860,25 @@ def resembles(lines: list[str], context: Any = None) -> bool:
             or SERVING.search(lines[0]) and not TEST.search(lines[0]):
         return False
     t = table(lines)
-    return t is not None and _results(t, heading=_over(context),
-                                      of_llama=llama_note(context)) is not None
+    return t is not None and _results(t, heading=_over(context), of_llama=llama_note(context),
+                                      said=_said_over(context)) is not None
 
 
 def llama_note(context: Any) -> bool:
     """The note's headings and prose name llama.cpp, and no other engine."""
     words = " ".join((*getattr(context, "section", ()), *getattr(context, "prose", ())))
     return engine_named_in(words) == "llama.cpp"
+
+
+# A rate's unit in words (`(tok/s)`, `tokens per second`)
+RATE_SAID = re.compile(r"(?<![\w/])(?:t/s|tok/s(?:ec)?|tokens?/s(?:ec)?|tokens?\s+per\s+sec(?:ond)?"
+                       r"|tps)(?![\w/])", re.I)
+
+
+def _said_over(context: Any) -> str:
+    """The label and heading over a table and the paragraph last before it."""
+    prose = getattr(context, "prose", ())
+    return " — ".join(filter(None, (_over(context), prose[-1] if prose else "")))
 
 
 def _over(context: Any) -> str:
@@ -884,8 +909,8 @@ def build(block: Block) -> list[Parsed | Problem]:
     quants = {m.group("quant") for m in QUANT_WORD.finditer(heading)}
     if len(quants) == 1:                        # (`### QAT UD-Q4_K_XL (13.26 GiB)`)
         shared["model_ftype"] = quants.pop()
-    found = _results(t, shared.get("command"), heading, llama_note(block.context)) \
-        if t is not None else None
+    found = _results(t, shared.get("command"), heading, llama_note(block.context),
+                     _said_over(block.context)) if t is not None else None
     if not found:
         return []
     out: list[Parsed | Problem] = []
