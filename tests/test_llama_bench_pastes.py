@@ -562,6 +562,10 @@ def test_the_one_gpu_and_cpu_a_notes_prose_names(prose, gpu, cpu):
     ("**Binary**: `llama-cpp-cuda-0.0.0` (commit `9a5f57795`)", "9a5f57795", None),
     ("llama.cpp build `f53577432`", "f53577432", None),
     ("Build llama.cpp : 9442 (d4c8e2c29)", "d4c8e2c29", 9442),
+    # (a full commit id; common's build_info, as llama-cli's banner prints it)
+    ("the BailingMoE3 branch at commit `db4480bc802dda303627830833e0e6c2a7c47297`",
+     "db4480bc802dda303627830833e0e6c2a7c47297", None),
+    ("build      : b7446-5c0d18881", "5c0d18881", 7446),
 ])
 def test_the_build_a_notes_prose_names(prose, commit, number):
     from benchvault.parsers.llama_bench import stated_in_prose

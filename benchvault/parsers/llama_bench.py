@@ -464,7 +464,7 @@ NEGATED_FLAG = re.compile(r"(?<![\w-])(--no-mmap|-nkvo|--no-kv-offload)(?![\w-]|
 PROSE_BUILD_NUMBER = re.compile(r"(?<![\w.-])b(\d{4,5})(?![\w.])")
 PROSE_BUILD_FIRST = re.compile(r"\b(?:build|version)(?:\s+llama\.cpp)?\s*[:=]?\s*`?b?(\d{3,5})`?\s*\(`?"
                                r"([0-9a-f]{7,12})`?\)", re.I)
-PROSE_BUILD_COMMIT = re.compile(r"\b(?:build|commit)\s*[:=]?\s*`?((?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,12})`?"
+PROSE_BUILD_COMMIT = re.compile(r"\b(?:build|commit)\s*[:=]?\s*`?((?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,12}(?:[0-9a-f]{28})?)`?"
                                 r"(?![\w(]|\s*\()", re.I)
 PROSE_BUILD = re.compile(r"\bbuild[:\s]+`?([0-9a-f]{7,12})`?\s*\((\d+)\)", re.I)
 # common's build_info, as llama-cli's banner (`build      : b7400-4a1b2c3d5`) and llama-server's
