@@ -185,7 +185,9 @@ for _kind, _why, _fixtures in [
      "lends it what it states (experiments/identity.py, not a parser); the warning says which "
      "figure was left empty (a table's rows that describe their tests, `Initial ~14K prompt`, "
      "name them by kind alone, `pp`: there a test with no figure is no row, and the warning "
-     "keeps the row's text)", (
+     "keeps the row's text; llama-cli's chat rates print no sizes either: a turn's garbled "
+     "rate leaves a `pp` or `tg` row with no figure, that test of the next turn seen again)", (
+        'llama_timings/derived-llama-cli-chat-rates',
         'llama_prose/derived-speeds-in-words',
         'llama_prose/derived-rates-after-runs-and-chat-stats',
         'llama_retyped/real-ling-vs-qwen-rows-describing-tests',

@@ -37,7 +37,7 @@ from ..schemas.models import INCOMPLETE
 # A line of the print, after whatever printed it.
 LINE = re.compile(r"(?:(?:prompt eval|eval|total|load|sampling|sample) time\s*=\s*-?[\d.!?*^$&@]+\s*ms"
                   r"|draft acceptance(?: rate)?\s*=\s*[\d.!?*^$&@]+\s*\(|graphs reused\s*=\s*\S+"
-                  r"|Prompt:\s*[\d.]+\s*t/s\s*\|\s*Generation:)")
+                  r"|Prompt:\s*[\d.!?*^$&@]+\s*t/s\s*\|\s*Generation:)")
 READ_AS = "llama.cpp's timings of a generation, read as llama-bench results (its prompt and " \
           "its generation rate)"
 
