@@ -425,11 +425,12 @@ def gpu_context(printed: dict[str, str]) -> dict[str, Any]:
 
 
 def build_from(text: str | None) -> dict[str, Any]:
-    match = BUILD_RE.match((text or "").strip())
-    if match is None:       # (common's build_info: `b7446-5c0d18881`)
-        info = BUILD_INFO.fullmatch((text or "").strip())
-        return {"build_commit": info.group(2), "build_number": int(info.group(1))} if info else {}
-    return {"build_commit": match.group(1), "build_number": int(match.group(2))}
+    text = (text or "").strip()
+    if match := BUILD_RE.match(text):
+        return {"build_commit": match.group(1), "build_number": int(match.group(2))}
+    if info := BUILD_INFO.fullmatch(text):      # (common's build_info: `b7446-5c0d18881`)
+        return {"build_commit": info.group(2), "build_number": int(info.group(1))}
+    return {}
 
 
 def command_context(context: Context) -> dict[str, Any]:

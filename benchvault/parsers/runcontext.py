@@ -326,9 +326,9 @@ PROSE_WORKLOAD = (
 
 # The dataset a note names in words, as the clients' `--dataset-name` does (`random dataset`,
 # `dataset: sharegpt`, `the ShareGPT dataset`).
-DATASET_IN_PROSE = re.compile(r"(?<![\w-])(random|sharegpt|sonnet|burstgpt|random-mm)\s+dataset\b"
-                              r"|\bdataset(?:[_ -]name)?\**\s*[=:：]\s*`?(random|sharegpt|sonnet|burstgpt"
-                              r"|random-mm)(?![\w-])", re.I)
+_DATASET = r"(random|sharegpt|sonnet|burstgpt|random-mm)"
+DATASET_IN_PROSE = re.compile(rf"(?<![\w-]){_DATASET}\s+dataset\b"
+                              rf"|\bdataset(?:[_ -]name)?\**\s*[=:：]\s*`?{_DATASET}(?![\w-])", re.I)
 
 
 @lru_cache(maxsize=1024)

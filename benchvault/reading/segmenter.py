@@ -428,15 +428,17 @@ class _Peeking:
         return ([], False) if self._held or take is None else take(*args)
 
 
+def _last_line(piece: Block | LineHit) -> int:
+    return piece.line_end or getattr(piece, "line", 0)    # (a LineHit's end: 0 when one line)
+
 
 def _give_trailing_commands(pieces: list, seen: list[tuple[Seen, tuple[str, ...]]]) -> None:
     """A note's run command that no result after it took (`Client:` and the command, under the
     table it made) is the command of the results before it in its own section that have none
     of its kind: a writer shows the figures first and how to get them second."""
-    results = sorted((p for p in pieces if isinstance(p, (Block, LineHit))),
-                     key=lambda p: p.line_end or getattr(p, "line", 0))
+    results = sorted((p for p in pieces if isinstance(p, (Block, LineHit))), key=_last_line)
     taken = {(c.kind, c.line) for p in results for c in p.context.commands.values()}
-    ends = [p.line_end or getattr(p, "line", 0) for p in results]
+    ends = [_last_line(p) for p in results]
     for command, section in seen:
         if (command.kind, command.line) in taken:
             continue
